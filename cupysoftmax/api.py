@@ -1,0 +1,244 @@
+"""softmax(): validation, axis handling, dispatch, out=.
+
+Every check on user input runs before anything touches the GPU, and raises an
+exception (TypeError for the kind of thing passed, ValueError for its value,
+numpy AxisError for axes). The hot path after the checks is dictionary
+look-ups: a launch is planned once per (device, variant, M, N, dtypes) and
+cached.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy
+
+from . import device, dtypes, loader
+from . import variants as registry
+from .planner import Launch, Planner
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # numpy < 1.25
+    from numpy import AxisError
+
+
+# -- validation (pure: no GPU needed) ------------------------------------------
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """Sorted non-negative axes from an int, a tuple of ints or None (all axes)."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    axes = []
+    for item in items:
+        try:
+            a = operator.index(item)
+        except TypeError:
+            raise TypeError(f"axis must be an int, a tuple of ints or None; got {item!r}") from None
+        if not -ndim <= a < ndim:
+            raise AxisError(a, ndim)
+        axes.append(a % ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in {axis!r}")
+    return tuple(sorted(axes))
+
+
+def resolve_dtypes(in_dtype, dtype) -> tuple[numpy.dtype, numpy.dtype]:
+    """(input, output) dtypes; TypeError for anything but the four floating types."""
+    in_dtype = numpy.dtype(in_dtype)
+    dtypes.check(in_dtype)
+    out_dtype = in_dtype if dtype is None else dtypes.parse(dtype)
+    return in_dtype, out_dtype
+
+
+def check_variant(variant) -> str:
+    if variant != registry.AUTO:
+        registry.get(variant)
+    return variant
+
+
+def check_out(out, shape, out_dtype, device_id) -> None:
+    """TypeError / ValueError unless `out` can take the result."""
+    import cupy
+
+    if not isinstance(out, cupy.ndarray):
+        raise TypeError(f"out must be a cupy.ndarray; got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}; the result has shape {tuple(shape)}")
+    if out.dtype != out_dtype:
+        raise TypeError(f"out has dtype {out.dtype}; the result has dtype {out_dtype} (pass dtype= to change it)")
+    if out.device.id != device_id:
+        raise ValueError(f"out is on device {out.device.id}; the input is on device {device_id}")
+
+
+def as_cupy(x):
+    """A CuPy view of a CUDA array (CuPy, __cuda_array_interface__ or __dlpack__), never a copy."""
+    if isinstance(x, numpy.ndarray) or numpy.isscalar(x) or isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"softmax runs on the GPU and got host data ({type(x).__name__}); "
+            "move it first with cupy.asarray(x), or use cupysoftmax.reference.softmax on the CPU"
+        )
+    import cupy
+
+    if isinstance(x, cupy.ndarray):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return cupy.asarray(x)
+    if hasattr(x, "__dlpack__"):
+        try:
+            return cupy.from_dlpack(x)
+        except Exception as exc:  # a CPU torch tensor, say
+            raise TypeError(f"cannot view {type(x).__name__} as a CUDA array through DLPack: {exc}") from None
+    raise TypeError(
+        f"expected a CuPy array or an object with __cuda_array_interface__ or __dlpack__; got {type(x).__name__}"
+    )
+
+
+# -- layout ----------------------------------------------------------------------
+
+
+def rows_view(a, axes):
+    """`a` as an (M, N) view whose rows run over `axes` with unit inner stride, or None.
+
+    `axes` must be the trailing axes. The inner axes must be C-contiguous among
+    themselves and the outer ones must collapse to one (possibly negative) row
+    stride; views such as x[:, 1:] or x[::-1] qualify, transposes do not.
+    """
+    import cupy
+
+    ndim, itemsize = a.ndim, a.itemsize
+    k = len(axes)
+    n = int(numpy.prod(a.shape[ndim - k:], dtype=numpy.int64))
+    m = a.size // n if n else 0
+    expected = itemsize
+    for size, stride in zip(reversed(a.shape[ndim - k:]), reversed(a.strides[ndim - k:])):
+        if size != 1 and stride != expected:
+            return None
+        expected *= size
+    row_stride = None
+    span = None  # the stride the next-outer axis must have
+    for size, stride in zip(reversed(a.shape[: ndim - k]), reversed(a.strides[: ndim - k])):
+        if size == 1:
+            continue
+        if row_stride is None:
+            row_stride = stride
+        elif stride != span:
+            return None
+        span = stride * size
+    if row_stride is None:
+        row_stride = n * itemsize
+    if row_stride % itemsize:
+        return None
+    return cupy.ndarray((m, n), a.dtype, memptr=a.data, strides=(row_stride, itemsize))
+
+
+# -- dispatch ----------------------------------------------------------------------
+
+_planners: dict[int, Planner] = {}
+_launches: dict[tuple, tuple] = {}
+_MAX_CACHED_LAUNCHES = 4096
+
+
+def planner(device_id: int) -> Planner:
+    p = _planners.get(device_id)
+    if p is None:
+        p = _planners[device_id] = Planner(device.facts(device_id))
+    return p
+
+
+def plan(device_id: int, variant: str, m: int, n: int, pair) -> tuple[object, Launch]:
+    """(kernel, launch) for a shape, planned once and cached; UnsuitableVariant if it cannot serve."""
+    key = (device_id, variant, m, n, pair)
+    hit = _launches.get(key)
+    if hit is not None:
+        return hit
+
+    def facts(name, knobs):
+        return loader.facts_of(loader.function(name, pair, knobs, device_id))
+
+    p = planner(device_id)
+    launch = p.plan(variant, m, n, pair, facts)
+    kernel = loader.function(launch.variant, pair, launch.knobs, device_id)
+    if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = launch.smem
+    if len(_launches) >= _MAX_CACHED_LAUNCHES:
+        _launches.clear()
+    hit = _launches[key] = (kernel, launch)
+    return hit
+
+
+def launch_rows(kernel, launch: Launch, x2, y2) -> None:
+    """Run one planned launch over (M, N) row views on the current stream."""
+    kernel(
+        (launch.grid,),
+        (launch.block,),
+        (
+            x2,
+            y2,
+            numpy.int64(x2.shape[0]),
+            numpy.int64(x2.shape[1]),
+            numpy.int64(x2.strides[0] // x2.itemsize),
+            numpy.int64(y2.strides[0] // y2.itemsize),
+        ),
+        shared_mem=launch.smem,
+    )
+
+
+# -- the public function ----------------------------------------------------------
+
+
+def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+    """softmax(x) = exp(x - max) / sum(exp(x - max)) over `axis`, on the GPU.
+
+    Same signature as scipy.special.softmax (and cupyx.scipy.special.softmax),
+    with keyword-only extras:
+
+    - axis: int, negative int, tuple of ints, or None (all axes, as in SciPy).
+    - out: a cupy.ndarray of the result's shape and dtype, written and returned.
+    - dtype: the output dtype (e.g. float32 for a float16 input); the kernels
+      accumulate in float32 (float64 for float64).
+    - variant: "auto" or a name from `cupysoftmax list`.
+
+    x is a CuPy array or any CUDA array with __cuda_array_interface__ or
+    __dlpack__ (a torch CUDA tensor, say), viewed without a copy; the result is
+    a CuPy array. A row holding NaN or +inf, or only -inf, comes out NaN.
+    Softmax over axes that are not the trailing ones, or over a layout whose
+    rows do not have one stride, goes through one contiguous copy.
+    """
+    import cupy
+
+    x = as_cupy(x)
+    in_dtype, out_dtype = resolve_dtypes(x.dtype, dtype)
+    axes = normalize_axes(axis, x.ndim)
+    check_variant(variant)
+    device_id = x.device.id
+    if out is not None:
+        check_out(out, x.shape, out_dtype, device_id)
+
+    pair = (in_dtype, out_dtype)
+    if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
+        x = x.astype(out_dtype)
+        pair = (out_dtype, out_dtype)
+    result = out if out is not None else cupy.empty(x.shape, out_dtype)
+    if x.size == 0:
+        return result
+
+    trailing = tuple(range(x.ndim - len(axes), x.ndim))
+    xs = cupy.moveaxis(x, axes, trailing)
+    ys = cupy.moveaxis(result, axes, trailing)
+    n = int(numpy.prod([x.shape[a] for a in axes], dtype=numpy.int64))
+    m = x.size // n
+    with x.device:
+        kernel, launch = plan(device_id, variant, m, n, pair)
+        x2 = rows_view(xs, trailing)
+        if x2 is None:
+            x2 = cupy.ascontiguousarray(xs).reshape(m, n)
+        y2 = rows_view(ys, trailing)
+        direct = y2 is not None and (out is None or not cupy.may_share_memory(out, x))
+        if not direct:
+            y2 = cupy.empty((m, n), out_dtype)
+        launch_rows(kernel, launch, x2, y2)
+        if not direct:
+            ys[...] = y2.reshape(ys.shape)
+    return result

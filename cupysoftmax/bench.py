@@ -1,0 +1,131 @@
+"""Timing engine: CUDA events around one call, L2 flushed before each call, median.
+
+One method for every provider (ours, the copy baseline, the peers):
+- warm up first (compilation, planning and module load stay out);
+- before each timed call, write a buffer twice the size of L2 so the input is
+  read from HBM, not from cache;
+- record an event pair around the call on the current stream, synchronise once
+  at the end, take the median.
+The ceiling is a cudaMemcpyAsync device-to-device copy of the same bytes,
+timed in the same run: "% of copy".
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+
+import numpy
+
+from . import api, device, dtypes, reference
+from . import variants as registry
+from .errors import UnsuitableVariant
+
+
+def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:
+    """Median milliseconds of `fn()` over `repeat` calls, each after an L2 flush."""
+    import cupy
+
+    flush = cupy.empty(2 * device.facts(cupy.cuda.Device().id).l2_bytes, numpy.uint8)
+    for _ in range(warmup):
+        fn()
+    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
+    for start, end in events:
+        flush.fill(1)
+        start.record()
+        fn()
+        end.record()
+    events[-1][1].synchronize()
+    return statistics.median(cupy.cuda.get_elapsed_time(s, e) for s, e in events)
+
+
+def copy_call(nbytes: int):
+    """A function that copies `nbytes` device to device with cudaMemcpyAsync (random bytes, not zeros)."""
+    import cupy
+
+    src = cupy.random.randint(0, 256, nbytes, dtype=numpy.uint8)
+    dst = cupy.empty_like(src)
+    runtime = cupy.cuda.runtime
+
+    def copy():
+        runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, runtime.memcpyDeviceToDevice,
+                            cupy.cuda.get_current_stream().ptr)
+
+    return copy
+
+
+@dataclass
+class Row:
+    variant: str  # the name asked for ("auto" shows what it picked: "auto:registers")
+    grid: int | None = None
+    block: int | None = None
+    smem: int | None = None
+    regs: int | None = None
+    median_us: float | None = None
+    GBps: float | None = None
+    pct_copy: float | None = None
+    max_err: float | None = None  # worst |y - ref| / (atol + rtol |ref|); <= 1 passes
+    ok: bool = False
+    note: str = ""
+
+
+def random_input(m: int, n: int, dtype):
+    """Standard normal x 3 (the suite's input), in `dtype`; never zeros."""
+    import cupy
+
+    return (cupy.random.standard_normal((m, n), dtype=numpy.float32) * 3).astype(dtype)
+
+
+def _check_rows(m: int) -> numpy.ndarray:
+    """Rows the check compares with the float64 reference: all, or 64 spread out (first and last too)."""
+    if m <= 4096:
+        return numpy.arange(m)
+    return numpy.unique(numpy.concatenate([[0, m - 1], numpy.random.default_rng().choice(m, 62, replace=False)]))
+
+
+def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
+    """Check, then time, each variant on an (m, n) softmax over the last axis.
+
+    Returns (copy_us, rows). The output is poisoned with NaN before the checked
+    call, so an element no thread wrote shows as an error.
+    """
+    import cupy
+
+    dtype = dtypes.parse(dtype)
+    x = random_input(m, n, dtype)
+    rows_checked = cupy.asarray(_check_rows(m))
+    expected = reference.softmax(cupy.asnumpy(x[rows_checked]), axis=-1)
+    nbytes = 2 * m * n * dtype.itemsize
+    copy_ms = median_ms(copy_call(m * n * dtype.itemsize), repeat=repeat)
+    out = []
+    for name in variants:
+        row = Row(variant=name)
+        out.append(row)
+        try:
+            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype))
+        except UnsuitableVariant as exc:
+            row.note = str(exc)
+            continue
+        if name == registry.AUTO:
+            row.variant = f"auto:{launch.variant}"
+        row.grid, row.block, row.smem, row.regs = launch.grid, launch.block, launch.smem, kernel.num_regs
+        y = cupy.full((m, n), numpy.nan, dtype)
+        api.softmax(x, axis=-1, out=y, variant=name)
+        unwritten = int(cupy.count_nonzero(cupy.isnan(y)))
+        row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype)
+        row.ok = unwritten == 0 and row.max_err <= 1.0
+        if unwritten:
+            row.note = f"{unwritten} elements not written"
+        ms = median_ms(lambda: api.softmax(x, axis=-1, out=y, variant=name), repeat=repeat)
+        row.median_us = ms * 1e3
+        row.GBps = nbytes / ms / 1e6
+        row.pct_copy = 100 * copy_ms / ms
+    return copy_ms * 1e3, out
+
+
+def as_records(m, n, dtype, copy_us, rows) -> list[dict]:
+    """JSON-ready records: the copy baseline first, then one per variant."""
+    nbytes = 2 * m * n * numpy.dtype(dtypes.parse(dtype)).itemsize
+    base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype))}
+    records = [{**base, "variant": "copy", "median_us": copy_us, "GBps": nbytes / copy_us / 1e3, "ok": True}]
+    records += [{**base, **asdict(r)} for r in rows]
+    return records
