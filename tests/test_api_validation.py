@@ -1,0 +1,81 @@
+"""Input validation that needs no GPU: every check runs before anything touches a device."""
+import numpy
+import pytest
+
+import cupysoftmax
+from cupysoftmax import api, dtypes
+
+
+@pytest.mark.parametrize(
+    "axis, ndim, expected",
+    [(None, 3, (0, 1, 2)), (-1, 3, (2,)), (0, 1, (0,)), ((2, 0), 3, (0, 2)), ((-1, -2), 2, (0, 1)),
+     (numpy.int64(1), 2, (1,))],
+)
+def test_axes_are_normalized(axis, ndim, expected):
+    assert api.normalize_axes(axis, ndim) == expected
+
+
+@pytest.mark.parametrize("axis, ndim", [(2, 2), (-3, 2), ((0, 5), 3)])
+def test_axis_out_of_range_is_an_axis_error(axis, ndim):
+    with pytest.raises(api.AxisError):
+        api.normalize_axes(axis, ndim)
+
+
+def test_repeated_axis_is_a_value_error():
+    with pytest.raises(ValueError, match="repeated axis"):
+        api.normalize_axes((1, -1), 2)
+
+
+@pytest.mark.parametrize("axis", [1.5, "0", [0]])
+def test_non_integer_axis_is_a_type_error(axis):
+    with pytest.raises(TypeError, match="axis must be"):
+        api.normalize_axes(axis, 2)
+
+
+@pytest.mark.parametrize(
+    "dtype, kind", [(numpy.int32, "integer"), (numpy.bool_, "boolean"), (numpy.complex64, "complex"),
+                    (numpy.uint8, "unsigned integer")]
+)
+def test_non_floating_inputs_are_type_errors(dtype, kind):
+    with pytest.raises(TypeError, match=f"got {kind} dtype"):
+        api.resolve_dtypes(dtype, None)
+
+
+@pytest.mark.parametrize(
+    "in_dtype, dtype, expected",
+    [(numpy.float16, None, (dtypes.FLOAT16, dtypes.FLOAT16)),
+     (numpy.float16, "float32", (dtypes.FLOAT16, dtypes.FLOAT32)),
+     (dtypes.BFLOAT16, numpy.float32, (dtypes.BFLOAT16, dtypes.FLOAT32)),
+     (numpy.float32, "bfloat16", (dtypes.FLOAT32, dtypes.BFLOAT16))],
+)
+def test_output_dtype(in_dtype, dtype, expected):
+    assert api.resolve_dtypes(in_dtype, dtype) == expected
+
+
+def test_output_dtype_must_be_floating():
+    with pytest.raises(TypeError, match="integer"):
+        api.resolve_dtypes(numpy.float32, numpy.int64)
+
+
+def test_unknown_variant_lists_the_known_ones():
+    assert api.check_variant("auto") == "auto"
+    with pytest.raises(ValueError, match="unknown softmax variant 'quick'; known variants: auto, naive, smem_tree"):
+        api.check_variant("quick")
+
+
+@pytest.mark.parametrize("host", [numpy.ones((2, 3), numpy.float32), [[1.0, 2.0]], 3.0], ids=["ndarray", "list", "scalar"])
+def test_host_data_is_a_type_error_that_says_how_to_move_it(host):
+    with pytest.raises(TypeError, match=r"move it first with cupy\.asarray"):
+        cupysoftmax.softmax(host)
+
+
+def test_objects_that_are_not_arrays_are_type_errors():
+    pytest.importorskip("cupy")
+    with pytest.raises(TypeError, match="__cuda_array_interface__ or __dlpack__"):
+        cupysoftmax.softmax(object())
+
+
+def test_import_needs_no_gpu_and_exposes_the_api():
+    assert callable(cupysoftmax.softmax)
+    assert set(cupysoftmax.VARIANTS) >= {"naive", "smem_tree", "warp", "block", "online", "registers", "smem_cached"}
+    assert issubclass(cupysoftmax.UnsuitableVariant, ValueError)

@@ -1,0 +1,66 @@
+"""Offline NVRTC build of every kernel instantiation (no GPU needed) and the source inlining."""
+import re
+import shutil
+
+import pytest
+
+from cupysoftmax import loader
+from cupysoftmax import variants as registry
+
+pytest.importorskip("cupy", reason="the offline build uses CuPy's NVRTC bindings")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_every_instantiation_compiles_without_spills(arch):
+    reports = loader.build(arch)
+    expected = {v.name_expression(p, k) for v in registry.VARIANTS.values() for p, k in v.instantiations()}
+    assert {r.expression for r in reports} == expected
+    for r in reports:
+        assert r.arch == arch
+        assert 0 < r.registers <= 255, r
+        assert (r.spill_stores, r.spill_loads, r.stack_bytes) == (0, 0, 0), r
+
+
+def test_static_shared_scratch_is_reported():
+    by_name = {r.expression: r for r in loader.build("sm_90")}
+    assert by_name["softmax_block<float, float>"].static_smem == 32 * 4
+    assert by_name["softmax_block<double, double>"].static_smem == 32 * 8
+    assert by_name["softmax_naive<float, float>"].static_smem == 0
+
+
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+def test_header_is_inlined_with_line_directives(name):
+    text = loader.source(name)
+    assert "#include \"common.cuh\"" not in text
+    kernel = loader.kernel_dir() / registry.VARIANTS[name].source
+    resume = re.search(rf'#line (\d+) "{re.escape(str(kernel))}"\n(.*)\n', text.split("namespace csm", 1)[1])
+    line_no, line = int(resume.group(1)), resume.group(2)
+    assert kernel.read_text().splitlines()[line_no - 1] == line
+
+
+def test_compile_errors_name_the_real_file_and_line(tmp_path, monkeypatch):
+    shutil.copy(loader.kernel_dir() / "common.cuh", tmp_path)
+    lines = (loader.kernel_dir() / "naive.cu").read_text().splitlines()
+    bad_line = next(i for i, text in enumerate(lines, 1) if "using A = " in text)
+    lines[bad_line - 1] = "    using A = undefined_symbol;"
+    (tmp_path / "naive.cu").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(loader, "kernel_dir", lambda: tmp_path)
+    loader.source.cache_clear()
+    try:
+        with pytest.raises(loader.BuildError, match=rf"{re.escape(str(tmp_path / 'naive.cu'))}\({bad_line}\).*undefined_symbol"):
+            loader._nvrtc_compile(loader.source("naive"), "naive.cu", ["softmax_naive<float, float>"], "sm_90")
+    finally:
+        loader.source.cache_clear()
+
+
+def test_kernels_folder_holds_only_cuda_sources():
+    files = {p.name for p in loader.kernel_dir().iterdir() if p.is_file()}
+    assert files == {v.source for v in registry.VARIANTS.values()} | {loader.HEADER}
+
+
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+def test_each_kernel_file_opens_with_its_contract(name):
+    head = (loader.kernel_dir() / registry.VARIANTS[name].source).read_text().split("#include")[0]
+    assert head.startswith(f"// Variant: {name} ")
+    for section in ("Idea:", "Limits:", "Launch contract:"):
+        assert section in head, f"{name}.cu header lacks {section}"

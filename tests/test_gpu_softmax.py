@@ -1,0 +1,249 @@
+"""softmax on the GPU against the float64 reference: every variant x dtype x path-hitting shape.
+
+Outputs are poisoned with NaN before every launch and inputs are fresh random
+numbers (standard normal x 3) each run; the seed is printed for replay.
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from cupysoftmax import UnsuitableVariant, dtypes, reference, softmax
+from cupysoftmax import variants as registry
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+VARIANTS = list(registry.VARIANTS)
+DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
+
+# (id naming the code path it reaches, M, N)
+SHAPES = [
+    ("n1_single_element", 5, 1),
+    ("n31_partial_warp", 7, 31),
+    ("n32_one_full_warp", 6, 32),
+    ("n33_warp_plus_one", 5, 33),
+    ("n1000_block128_partial_items", 4, 1000),
+    ("n1024_block128_exact", 3, 1024),
+    ("n1025_block256_one_over", 3, 1025),
+    ("n4097_block512_vector_tail", 2, 4097),
+    ("n16383_registers_cap_minus_one", 2, 16383),
+    ("n50257_vocab_past_registers", 2, 50257),
+    ("m1_single_row", 1, 2049),
+    ("m5000_many_rows_persistent_grid", 5000, 67),
+]
+
+# Layouts: x contiguous; x a view one element in (x[:, 1:], misaligned for 16-byte
+# vectors, row stride N + 1); both x and out such views (equal misalignment).
+LAYOUTS = ["contiguous", "x_offset_view", "x_and_out_offset_views"]
+
+
+def refuses(variant: str, n: int, dtype) -> bool:
+    """Shapes a variant must refuse on the H100-class GPU: rows past registers or shared memory."""
+    if variant == "registers":
+        return n > (8192 if dtype == dtypes.FLOAT64 else 16384)
+    if variant == "smem_cached":
+        return n * dtype.itemsize > 227 * 1024
+    return False
+
+
+def draw(rng, shape, dtype, scale=3.0):
+    """Fresh standard normal x scale in `dtype`, on the GPU."""
+    return cupy.asarray((rng.standard_normal(shape) * scale).astype(dtype))
+
+
+def poisoned(shape, dtype):
+    return cupy.full(shape, numpy.nan, dtype)
+
+
+def expect(x, axis=-1):
+    return reference.softmax(cupy.asnumpy(x), axis=axis)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_matches_reference(rng, variant, dtype, case, layout):
+    _, m, n = case
+    if layout == "contiguous":
+        x = draw(rng, (m, n), dtype)
+        out_base = poisoned((m, n), dtype)
+        out = out_base
+    else:
+        x = draw(rng, (m, n + 1), dtype)[:, 1:]
+        out_base = poisoned((m, n + 1), dtype) if layout == "x_and_out_offset_views" else poisoned((m, n), dtype)
+        out = out_base[:, 1:] if layout == "x_and_out_offset_views" else out_base
+    if refuses(variant, n, dtype):
+        with pytest.raises(UnsuitableVariant, match="variants that can: .*online"):
+            softmax(x, axis=-1, out=out, variant=variant)
+        return
+    got = softmax(x, axis=-1, out=out, variant=variant)
+    assert got is out
+    cupy.cuda.Device().synchronize()
+    reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
+    if layout == "x_and_out_offset_views":  # the column before the view must stay untouched
+        assert bool(cupy.isnan(out_base[:, 0]).all())
+
+
+def extreme_rows(rng, n, dtype):
+    """Rows that reach the semantics rules: huge offsets, -inf masks, NaN, +inf, all -inf."""
+    rows = rng.standard_normal((9, n)) * 3
+    rows[0] += 1e4
+    rows[1] -= 1e4
+    rows[2, rng.random(n) < 0.5] = -numpy.inf
+    rows[2, rng.integers(n)] = 0.0  # at least one finite entry
+    rows[3, rng.integers(n)] = numpy.nan
+    rows[4, rng.integers(n)] = numpy.inf
+    rows[5] = -numpy.inf
+    rows[6, : n // 2] = -numpy.inf  # leading -inf: the online variant's first update
+    rows[7, 0], rows[7, -1] = numpy.inf, -numpy.inf
+    rows[8] *= 30  # logits up to about +-300: exp underflows, -ftz flushes
+    return cupy.asarray(rows.astype(dtype))
+
+
+@pytest.mark.parametrize("n", [33, 1025, 5000], ids=["n33_warp_tail", "n1025_block_tail", "n5000_vector_body"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_extreme_values_follow_the_semantics(rng, variant, dtype, n):
+    x = extreme_rows(rng, n, dtype)
+    out = poisoned(x.shape, dtype)
+    softmax(x, axis=-1, out=out, variant=variant)
+    got = cupy.asnumpy(out)
+    reference.assert_close(got, expect(x), dtype)
+    nan_rows = numpy.isnan(got).all(axis=1)
+    assert list(nan_rows) == [False, False, False, True, True, True, False, True, False]
+
+
+@pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_dtype_float32_from_half_precision_uses_the_mixed_kernel(rng, variant, in_dtype):
+    x = draw(rng, (4, 1000), in_dtype)
+    out = poisoned(x.shape, dtypes.FLOAT32)
+    got = softmax(x, axis=-1, dtype="float32", out=out, variant=variant)
+    assert got.dtype == numpy.float32
+    reference.assert_close(cupy.asnumpy(got), expect(x), numpy.float32)
+
+
+def test_dtype_narrower_than_input_casts_first(rng):
+    x = draw(rng, (4, 1000), numpy.float32)
+    got = softmax(x, axis=-1, dtype=numpy.float16)
+    assert got.dtype == numpy.float16
+    reference.assert_close(cupy.asnumpy(got), expect(x.astype(numpy.float16)), numpy.float16)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rows_sum_to_one_and_shift_invariance(rng, variant):
+    x = draw(rng, (64, 3000), numpy.float32)
+    y = softmax(x, axis=-1, variant=variant)
+    numpy.testing.assert_allclose(cupy.asnumpy(y.sum(axis=-1, dtype=numpy.float64)), 1.0, rtol=1e-5)
+    shifted = softmax(x + numpy.float32(100), axis=-1, variant=variant)
+    reference.assert_close(cupy.asnumpy(shifted), cupy.asnumpy(y).astype(numpy.float64), numpy.float32)
+
+
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((6, 70), 0), ((3, 4, 50), (1, 2)), ((3, 4, 50), (0, 2)), ((5, 7), None), ((2, 3, 9), -2), ((30,), 0)],
+    ids=["axis0_transposed_copy", "trailing_pair_row_view", "split_axes_copy", "none_all_axes", "negative_axis",
+         "one_dim"],
+)
+def test_axes(rng, shape, axis):
+    x = draw(rng, shape, numpy.float32)
+    out = poisoned(shape, numpy.float32)
+    softmax(x, axis=axis, out=out)
+    reference.assert_close(cupy.asnumpy(out), expect(x, axis), numpy.float32)
+
+
+@pytest.mark.parametrize(
+    "make_x",
+    [lambda a: a[::-1], lambda a: a[:, ::2], lambda a: a.T.copy().T, lambda a: a[1:-1]],
+    ids=["negative_row_stride", "strided_columns_copy", "fortran_order_copy", "inner_rows_view"],
+)
+def test_non_contiguous_inputs(rng, make_x):
+    x = make_x(draw(rng, (40, 130), numpy.float32))
+    out = poisoned(x.shape, numpy.float32)
+    softmax(x, axis=-1, out=out)
+    reference.assert_close(cupy.asnumpy(out), expect(x), numpy.float32)
+
+
+def test_out_that_is_not_row_contiguous_goes_through_a_temporary(rng):
+    x = draw(rng, (16, 200), numpy.float32)
+    base = poisoned((200, 16), numpy.float32)
+    out = base.T
+    assert softmax(x, axis=-1, out=out) is out
+    reference.assert_close(cupy.asnumpy(out), expect(x), numpy.float32)
+
+
+def test_out_aliasing_the_input_is_served(rng):
+    x = draw(rng, (8, 300), numpy.float32)
+    want = expect(x)
+    softmax(x, axis=-1, out=x)
+    reference.assert_close(cupy.asnumpy(x), want, numpy.float32)
+
+
+def test_output_without_out_is_fully_written(rng):
+    x = draw(rng, (33, 777), numpy.float32)
+    stale = poisoned(x.shape, numpy.float32)  # freed to the pool; the result likely reuses its block
+    del stale
+    y = softmax(x, axis=-1)
+    assert not bool(cupy.isnan(y).any())
+    reference.assert_close(cupy.asnumpy(y), expect(x), numpy.float32)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (0,)], ids=["no_rows", "empty_rows", "empty_1d"])
+def test_empty_input_gives_empty_output(shape):
+    x = cupy.empty(shape, numpy.float32)
+    y = softmax(x, axis=-1)
+    assert y.shape == shape and y.dtype == numpy.float32
+
+
+def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
+    x = draw(rng, (4, 100), numpy.float32)
+    cases = [
+        (TypeError, dict(x=x.astype(numpy.int32))),
+        (TypeError, dict(x=x.astype(numpy.complex64))),
+        (ValueError, dict(x=x, variant="nope")),
+        (numpy.exceptions.AxisError, dict(x=x, axis=2)),
+        (ValueError, dict(x=x, axis=(1, 1))),
+        (ValueError, dict(x=x, out=cupy.empty((4, 99), numpy.float32))),
+        (TypeError, dict(x=x, out=cupy.empty((4, 100), numpy.float16))),
+        (TypeError, dict(x=x, out=numpy.empty((4, 100), numpy.float32))),
+        (UnsuitableVariant, dict(x=draw(rng, (2, 50257), numpy.float32), variant="registers")),
+    ]
+    for error, kwargs in cases:
+        with pytest.raises(error):
+            softmax(kwargs.pop("x"), axis=kwargs.pop("axis", -1), **kwargs)
+        y = softmax(x, axis=-1)
+        reference.assert_close(cupy.asnumpy(y), expect(x), numpy.float32)
+
+
+def test_unsuitable_variant_says_why_and_which_can(rng):
+    x = draw(rng, (2, 50257), numpy.float64)
+    with pytest.raises(UnsuitableVariant, match=r"402072 bytes.*variants that can: naive, smem_tree, warp, block, online$"):
+        softmax(x, axis=-1, variant="smem_cached")
+
+
+@pytest.mark.parametrize("variant", ["auto", *VARIANTS])
+def test_same_input_same_bits(rng, variant):
+    x = draw(rng, (300, 2000), numpy.float32)
+    first = softmax(x, axis=-1, variant=variant)
+    assert bool((softmax(x, axis=-1, variant=variant) == first).all())
+
+
+def test_torch_tensors_are_viewed_without_a_copy(rng):
+    torch = pytest.importorskip("torch")
+    t = torch.randn(16, 500, device="cuda") * 3
+    from cupysoftmax import api
+
+    assert api.as_cupy(t).data.ptr == t.data_ptr()
+    got = softmax(t, axis=-1)
+    want = torch.softmax(t.double(), dim=-1).cpu().numpy()
+    reference.assert_close(cupy.asnumpy(got), want, numpy.float32)
+
+
+def test_cupyx_scipy_signature_is_a_drop_in(rng):
+    special = pytest.importorskip("cupyx.scipy.special")
+    x = draw(rng, (3, 4, 5), numpy.float64)
+    for axis in (None, 1, (0, 2)):
+        numpy.testing.assert_allclose(cupy.asnumpy(softmax(x, axis)), cupy.asnumpy(special.softmax(x, axis)),
+                                      rtol=1e-12)

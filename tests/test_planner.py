@@ -1,0 +1,154 @@
+"""Planner rules on made-up devices (an H100 and a smaller GPU), no GPU needed.
+
+Kernel attributes come from `fake_facts`: the registers kernel's counts are the
+ones `cupysoftmax build --arch sm_90` reports for float32 (by ITEMS), the other
+kernels get 32 registers.
+"""
+import numpy
+import pytest
+
+from cupysoftmax import dtypes
+from cupysoftmax.errors import UnsuitableVariant
+from cupysoftmax.planner import AUTO_ORDER, BLOCK_THREADS, KernelFacts, Planner, lookup
+
+from fakes import H100, SMALL
+
+F32 = (dtypes.FLOAT32, dtypes.FLOAT32)
+F64 = (dtypes.FLOAT64, dtypes.FLOAT64)
+F16 = (dtypes.FLOAT16, dtypes.FLOAT16)
+
+
+def max_threads(regs):
+    per_warp = -(-regs * 32 // 256) * 256
+    return min(1024, 65536 // per_warp * 32)
+
+
+REGISTERS_SM90_F32 = {1: 25, 2: 28, 4: 29, 8: 36, 16: 60, 32: 127}
+
+
+def fake_facts(name, knobs, regs_by_items=REGISTERS_SM90_F32):
+    regs = regs_by_items[knobs[0]] if knobs else 32
+    return KernelFacts(num_regs=regs, static_smem=128, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.fixture
+def h100():
+    return Planner(H100)
+
+
+@pytest.mark.parametrize("m, grid", [(1, 1), (256, 1), (257, 2), (8192, 32)], ids=lambda v: str(v))
+def test_naive_one_thread_per_row(h100, m, grid):
+    launch = h100.plan("naive", m, 100, F32, fake_facts)
+    assert (launch.grid, launch.block, launch.smem) == (grid, 256, 0)
+
+
+@pytest.mark.parametrize("m, grid", [(1, 1), (3, 1), (4, 1), (5, 2), (4099, 1025)], ids=lambda v: str(v))
+def test_warp_rounds_blocks_up_never_zero(h100, m, grid):
+    # seed 000 launched rows / 4 blocks: zero blocks for fewer than 4 rows
+    launch = h100.plan("warp", m, 100, F32, fake_facts)
+    assert (launch.grid, launch.block) == (grid, 128)
+
+
+@pytest.mark.parametrize(
+    "n, threads", [(1, 128), (1024, 128), (1025, 256), (4096, 256), (4097, 512), (16385, 1024), (50257, 1024)]
+)
+@pytest.mark.parametrize("variant", ["block", "online", "smem_tree"])
+def test_block_per_row_threads_follow_the_table(h100, variant, n, threads):
+    launch = h100.plan(variant, 7, n, F32, fake_facts)
+    assert (launch.grid, launch.block) == (7, threads)
+
+
+def test_smem_tree_takes_one_accumulator_per_thread(h100):
+    assert h100.plan("smem_tree", 2, 1000, F32, fake_facts).smem == 128 * 4
+    assert h100.plan("smem_tree", 2, 1000, F64, fake_facts).smem == 128 * 8
+    assert h100.plan("block", 2, 1000, F32, fake_facts).smem == 0
+
+
+def test_smem_cached_row_plus_one_vector_of_slack(h100):
+    launch = h100.plan("smem_cached", 8192, 50257, F32, fake_facts)
+    assert launch.smem == (50257 + 4) * 4 and launch.block == 1024
+    assert h100.plan("smem_cached", 1, 4097, F16, fake_facts).smem == (4097 + 8) * 2
+
+
+def test_smem_cached_refuses_rows_past_the_opt_in_limit():
+    with pytest.raises(UnsuitableVariant, match=r"needs 402072 bytes.*at most 232320.*variants that can: .*online"):
+        Planner(H100).plan("smem_cached", 4, 50257, F64, fake_facts)
+    with pytest.raises(UnsuitableVariant, match="at most 65408"):
+        Planner(SMALL).plan("smem_cached", 4, 50257, F32, fake_facts)
+
+
+@pytest.mark.parametrize(
+    "n, threads, items",
+    [(1, 32, 1), (32, 32, 1), (33, 64, 1), (100, 128, 1), (1000, 128, 8), (2049, 256, 16), (4097, 512, 16),
+     (16384, 512, 32)],
+)
+def test_registers_triton_rule(h100, n, threads, items):
+    launch = h100.plan("registers", 4096, n, F32, fake_facts)
+    assert (launch.block, launch.knobs) == (threads, (items,))
+    assert launch.block * items >= n
+
+
+def test_registers_grid_is_persistent(h100):
+    # items=8 -> 36 registers -> 1280 per warp -> 51 warps -> 12 blocks of 4 warps per SM
+    big = h100.plan("registers", 100_000, 1000, F32, fake_facts)
+    assert big.grid == 12 * 132
+    assert h100.plan("registers", 10, 1000, F32, fake_facts).grid == 10
+
+
+def test_registers_trade_threads_for_items_when_registers_run_short(h100):
+    # items=16 at 153 registers launches 384 threads at most, so 512 x 16 becomes 256 x 32
+    tight = {**REGISTERS_SM90_F32, 16: 153}
+    launch = h100.plan("registers", 64, 8192, F32, lambda n, k: fake_facts(n, k, regs_by_items=tight))
+    assert (launch.block, launch.knobs) == (256, (32,))
+
+
+def test_registers_refuse_rows_past_capacity(h100):
+    with pytest.raises(UnsuitableVariant, match="holds the row in registers.*variants that can: .*smem_cached"):
+        h100.plan("registers", 4, 32768, F32, fake_facts)
+
+
+def test_kernel_thread_limit_is_respected(h100):
+    def few_threads(name, knobs):
+        return KernelFacts(num_regs=255, static_smem=0, local_bytes=0, max_threads=256)
+
+    with pytest.raises(UnsuitableVariant, match="needs 1024 threads per block but its kernel launches at most 256"):
+        h100.plan("block", 1, 50257, F32, few_threads)
+
+
+@pytest.mark.parametrize(
+    "gpu, n, pair, expected",
+    [
+        (H100, 1000, F32, "registers"),
+        (H100, 16384, F32, "registers"),
+        (H100, 50257, F32, "smem_cached"),
+        (H100, 50257, F64, "online"),
+        (SMALL, 50257, F32, "online"),
+        (SMALL, 12000, F32, "registers"),
+    ],
+    ids=["h100_short_registers", "h100_16k_registers", "h100_vocab_smem", "h100_vocab_f64_online",
+         "small_vocab_online", "small_12k_registers"],
+)
+def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
+    assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
+    assert expected in AUTO_ORDER
+
+
+def test_blocks_per_sm_follows_each_limit(h100):
+    light = KernelFacts(num_regs=16, static_smem=0, local_bytes=0, max_threads=1024)
+    assert h100.blocks_per_sm(64, light, 0) == 32  # the block-count limit
+    assert h100.blocks_per_sm(1024, light, 0) == 2  # threads per SM
+    heavy = KernelFacts(num_regs=128, static_smem=0, local_bytes=0, max_threads=512)
+    assert h100.blocks_per_sm(256, heavy, 0) == 2  # registers
+    assert h100.blocks_per_sm(128, light, 100_000) == 2  # shared memory (plus the reserved 1 KB each)
+
+
+def test_unknown_variant_names_the_known_ones(h100):
+    with pytest.raises(ValueError, match="unknown softmax variant 'fast'.*auto, naive"):
+        h100.plan("fast", 1, 1, F32, fake_facts)
+
+
+def test_lookup_tables():
+    assert lookup(BLOCK_THREADS, 1) == 128
+    assert lookup(BLOCK_THREADS, numpy.int64(10**12)) == 1024
+    with pytest.raises(ValueError):
+        lookup(((10, 1),), 11)

@@ -1,0 +1,83 @@
+"""The float64 reference against hand-computed cases and the semantics rules."""
+import math
+
+import ml_dtypes
+import numpy
+import pytest
+
+from cupysoftmax import reference
+
+
+def test_hand_computed_row():
+    got = reference.softmax(numpy.array([[0.0, math.log(3.0)]]), axis=-1)
+    numpy.testing.assert_allclose(got, [[0.25, 0.75]], rtol=1e-15)
+
+
+def test_axis_none_takes_every_element():
+    x = numpy.log(numpy.array([[1.0, 2.0], [3.0, 4.0]]))
+    numpy.testing.assert_allclose(reference.softmax(x), [[0.1, 0.2], [0.3, 0.4]], rtol=1e-15)
+
+
+def test_axis_zero_and_tuple():
+    x = numpy.log(numpy.array([[1.0, 1.0], [3.0, 1.0]]))
+    numpy.testing.assert_allclose(reference.softmax(x, axis=0), [[0.25, 0.5], [0.75, 0.5]], rtol=1e-15)
+    y = numpy.zeros((2, 2, 2))
+    numpy.testing.assert_allclose(reference.softmax(y, axis=(1, 2)), numpy.full((2, 2, 2), 0.25))
+
+
+def test_shift_invariance_and_large_offsets():
+    x = numpy.array([[1.0, 2.0, 3.0]])
+    numpy.testing.assert_allclose(reference.softmax(x + 1e4, axis=-1), reference.softmax(x, axis=-1), rtol=1e-12)
+    assert numpy.all(numpy.isfinite(reference.softmax(x - 1e4, axis=-1)))
+
+
+@pytest.mark.parametrize(
+    "row",
+    [[1.0, numpy.nan, 2.0], [1.0, numpy.inf, 2.0], [-numpy.inf, -numpy.inf], [numpy.inf, -numpy.inf]],
+    ids=["nan", "plus_inf", "all_minus_inf", "plus_and_minus_inf"],
+)
+def test_rows_that_become_nan(row):
+    got = reference.softmax(numpy.array([row, [0.0] * len(row)]), axis=-1)
+    assert numpy.isnan(got[0]).all()
+    numpy.testing.assert_allclose(got[1], 1.0 / len(row))
+
+
+def test_minus_inf_entries_get_zero():
+    got = reference.softmax(numpy.array([[-numpy.inf, 0.0, 0.0]]), axis=-1)
+    numpy.testing.assert_array_equal(got, [[0.0, 0.5, 0.5]])
+
+
+def test_empty_input_gives_empty_output():
+    assert reference.softmax(numpy.empty((0, 4)), axis=-1).shape == (0, 4)
+    assert reference.softmax(numpy.empty((3, 0)), axis=-1).shape == (3, 0)
+
+
+def test_bfloat16_input_is_widened_exactly():
+    x = numpy.array([[0.5, 1.5]], dtype=ml_dtypes.bfloat16)
+    numpy.testing.assert_allclose(reference.softmax(x, axis=-1), reference.softmax(x.astype(numpy.float64), axis=-1))
+
+
+def test_error_ratio_passes_within_and_fails_outside_tolerance():
+    expected = numpy.array([0.5, 0.25, 0.25])
+    tol = reference.tolerance(numpy.float32)
+    inside = expected * (1 + 0.5 * tol.rtol)
+    outside = expected * (1 + 2 * tol.rtol)
+    assert reference.error_ratio(inside, expected, numpy.float32) <= 1
+    assert reference.error_ratio(outside, expected, numpy.float32) > 1
+    reference.assert_close(inside, expected, numpy.float32)
+    with pytest.raises(AssertionError, match="x tolerance"):
+        reference.assert_close(outside, expected, numpy.float32)
+
+
+def test_nan_where_reference_has_none_fails():
+    expected = numpy.array([0.5, 0.5])
+    assert reference.error_ratio([numpy.nan, 0.5], expected, numpy.float32) == numpy.inf
+    with pytest.raises(AssertionError, match="NaN mismatch"):
+        reference.assert_close([numpy.nan, 0.5], expected, numpy.float32)
+    assert reference.error_ratio([numpy.nan, numpy.nan], [numpy.nan, numpy.nan], numpy.float32) == 0
+
+
+def test_tolerances_follow_output_precision():
+    order = [numpy.float64, numpy.float32, numpy.float16, ml_dtypes.bfloat16]
+    rtols = [reference.tolerance(d).rtol for d in order]
+    assert rtols == sorted(rtols)
