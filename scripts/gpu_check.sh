@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One check-and-measure pass on a GPU machine, from a checkout (no install):
-# GPU tests, offline build report, and the two `time` tables that
-# docs/PERFORMANCE.md records. Logs go to $OUT (or ./gpu-logs); a short
+# the whole test suite (GPU tests included), the offline build report, and the
+# two `time` tables that docs/PERFORMANCE.md records. COMMIT names the commit
+# where .git does not travel with the tree. Logs go to $OUT (or ./gpu-logs); a short
 # summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,11 +11,11 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 {
   date -u +%Y-%m-%dT%H:%MZ
-  git rev-parse --short HEAD 2>/dev/null || echo "commit unknown"
+  echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
   python3 -m cupysoftmax info
 } 2>&1 | tee "$out/info.txt"
-python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$out/pytest-gpu.txt" | tail -n 25
+python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$out/pytest.txt" | tail -n 25
 python3 -m cupysoftmax build --arch sm_90 > "$out/build-sm90.txt" 2>&1; echo "build sm_90 exit $?"
 for shape in "8192 50257" "4096 1024"; do
   python3 -m cupysoftmax time $shape --variant all 2>&1 | tee "$out/time-${shape// /x}.txt"
