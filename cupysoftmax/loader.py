@@ -22,6 +22,9 @@ from .planner import KernelFacts
 
 HEADER = "common.cuh"
 OPTIONS = ("--std=c++17",)
+# What cupy.RawModule adds to every NVRTC compile by itself; the offline build
+# adds them too, so that it compiles exactly what runs.
+CUPY_OPTIONS = ("--device-as-default-execution-space", "-ftz=true")
 _INCLUDE = re.compile(rf'^#include "{re.escape(HEADER)}"\s*$', re.MULTILINE)
 
 
@@ -142,7 +145,7 @@ def _nvrtc_compile(code: str, name: str, expressions: list[str], arch: str):
     try:
         for expression in expressions:
             nvrtc.addNameExpression(program, expression)
-        options = [f"-arch={arch}", "-Xptxas=-v", f"-I{include_dir()}", *OPTIONS]
+        options = [f"-arch={arch}", "-Xptxas=-v", f"-I{include_dir()}", *OPTIONS, *CUPY_OPTIONS]
         try:
             nvrtc.compileProgram(program, options)
         except nvrtc.NVRTCError as exc:

@@ -31,14 +31,14 @@ NAIVE_THREADS = 256
 WARP_THREADS = 128
 
 # Threads per block for the block-per-row variants (smem_tree, block, online,
-# smem_cached), by row length N. H100 sweep of 2026-11-22 (docs/PERFORMANCE.md,
-# "block size sweep"): short rows want small blocks so that many rows are in
-# flight; long rows want enough threads to keep loads in flight per row.
+# smem_cached), by row length N. From the H100 sweep of 2026-11-22
+# (scripts/sweep_block_threads.py, docs/PERFORMANCE.md): short rows want small
+# blocks so that many rows are in flight, long rows enough threads per row.
 BLOCK_THREADS = (
-    (1024, 128),  # N <= 1024: at most 8 elements per thread
-    (4096, 256),
-    (16384, 512),
-    (INF, 1024),
+    (2048, 128),  # N = 256, 1024, 2048: 128 fastest for all four variants
+    (4096, 256),  # N = 4096: 256 fastest (smem_cached: 128 within 1%)
+    (8192, 512),  # N = 8192: 512 fastest (smem_cached: 256 within 1%)
+    (INF, 1024),  # N = 16384 .. 50257: 1024 fastest (smem_cached at 16384: 512 is 6% faster)
 )
 
 # registers: threads per block by the row length rounded up to a power of two,

@@ -50,7 +50,8 @@ def test_warp_rounds_blocks_up_never_zero(h100, m, grid):
 
 
 @pytest.mark.parametrize(
-    "n, threads", [(1, 128), (1024, 128), (1025, 256), (4096, 256), (4097, 512), (16385, 1024), (50257, 1024)]
+    "n, threads",
+    [(1, 128), (2048, 128), (2049, 256), (4096, 256), (4097, 512), (8192, 512), (8193, 1024), (50257, 1024)],
 )
 @pytest.mark.parametrize("variant", ["block", "online", "smem_tree"])
 def test_block_per_row_threads_follow_the_table(h100, variant, n, threads):
