@@ -34,8 +34,19 @@ using acc_t = typename Acc<Tin, Tout>::type;
 
 template <typename A> __device__ __forceinline__ A to_acc(float v) { return static_cast<A>(v); }
 template <typename A> __device__ __forceinline__ A to_acc(double v) { return static_cast<A>(v); }
-template <typename A> __device__ __forceinline__ A to_acc(__half v) { return static_cast<A>(__half2float(v)); }
-template <typename A> __device__ __forceinline__ A to_acc(__nv_bfloat16 v) { return static_cast<A>(__bfloat162float(v)); }
+// Half-precision values widen through volatile PTX: the compiler may not keep
+// the widened copies alive between passes (that doubled the registers of the
+// register-resident variants); it re-widens, one instruction, where needed.
+template <typename A> __device__ __forceinline__ A to_acc(__half v) {
+    float f;
+    asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(__half_as_ushort(v)));
+    return static_cast<A>(f);
+}
+template <typename A> __device__ __forceinline__ A to_acc(__nv_bfloat16 v) {
+    float f;
+    asm volatile("mov.b32 %0, {0, %1};" : "=f"(f) : "h"(__bfloat16_as_ushort(v)));
+    return static_cast<A>(f);
+}
 
 template <typename T> struct FromAcc;
 template <> struct FromAcc<float> {
@@ -103,10 +114,11 @@ template <typename A> __device__ __forceinline__ MaxSum<A> shfl_xor(MaxSum<A> v,
     return {shfl_xor(v.m, lane_mask), shfl_xor(v.s, lane_mask)};
 }
 
-// Butterfly reduction over the 32 lanes of a warp; every lane gets the result.
-template <typename V, typename Op> __device__ __forceinline__ V warp_reduce(V v, Op op) {
+// Butterfly reduction over aligned groups of WIDTH lanes (a power of two, at
+// most 32); every lane gets its group's result. All 32 lanes must take part.
+template <int WIDTH = 32, typename V, typename Op> __device__ __forceinline__ V warp_reduce(V v, Op op) {
 #pragma unroll
-    for (int lane_mask = 16; lane_mask > 0; lane_mask >>= 1) v = op(v, shfl_xor(v, lane_mask));
+    for (int lane_mask = WIDTH / 2; lane_mask > 0; lane_mask >>= 1) v = op(v, shfl_xor(v, lane_mask));
     return v;
 }
 
@@ -122,6 +134,122 @@ template <typename V, typename Op> __device__ __forceinline__ V block_reduce(V v
     __syncthreads();
     v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : op.identity();
     return warp_reduce(v, op);
+}
+
+// -- rows held in registers as 16-byte chunks -----------------------------------
+//
+// A row is cut into 16-byte chunks counted from the 16-byte boundary at or
+// before its first element: chunk c holds elements [c*V - shift, c*V - shift + V)
+// where V = 16 / sizeof(T) and `shift` is the row's misalignment in elements.
+// Whole chunks inside the row move as one 16-byte access; the partial first and
+// last chunks move element by element and are padded with -inf. So any N, and
+// views such as x[:, 1:], are served without reading outside the row.
+
+template <typename T> struct alignas(16) Vec {
+    static constexpr int size = 16 / sizeof(T);
+    T v[size];
+};
+
+template <typename T> __device__ __forceinline__ int misalignment(const T* p) {
+    return static_cast<int>((reinterpret_cast<unsigned long long>(p) & 15ull) / sizeof(T));
+}
+
+// -inf in a storage type (padding for partial chunks).
+template <typename T> __device__ __forceinline__ T storage_neg_inf();
+template <> __device__ __forceinline__ float storage_neg_inf<float>() { return neg_inf<float>(); }
+template <> __device__ __forceinline__ double storage_neg_inf<double>() { return neg_inf<double>(); }
+template <> __device__ __forceinline__ __half storage_neg_inf<__half>() { return __ushort_as_half(0xfc00); }
+template <> __device__ __forceinline__ __nv_bfloat16 storage_neg_inf<__nv_bfloat16>() { return __ushort_as_bfloat16(0xff80); }
+
+template <typename T> __device__ __forceinline__ Vec<T> padding_chunk() {
+    Vec<T> out;
+#pragma unroll
+    for (int k = 0; k < Vec<T>::size; ++k) out.v[k] = storage_neg_inf<T>();
+    return out;
+}
+
+// Chunk and element indices inside a row are int: the register-resident
+// variants hold at most a few million elements of a row.
+template <typename T>
+__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c) {
+    constexpr int V = Vec<T>::size;
+    const int e0 = c * V - shift;
+    if (e0 >= 0 && e0 + V <= n) return *reinterpret_cast<const Vec<T>*>(row + e0);
+    Vec<T> out = padding_chunk<T>();
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+        if (e0 + k >= 0 && e0 + k < n) out.v[k] = row[e0 + k];
+    return out;
+}
+
+// Write chunk c (counted against the input row's shift) of the output row.
+// One 16-byte store when the chunk is whole and the output row has the input
+// row's misalignment and element width; element stores otherwise.
+template <typename Tout, typename Tin, typename F>
+__device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment,
+                                            int c, const Vec<Tin>& in, F prob) {
+    constexpr int V = Vec<Tin>::size;
+    const int e0 = c * V - shift;
+    if (sizeof(Tout) == sizeof(Tin) && same_alignment && e0 >= 0 && e0 + V <= n) {
+        Vec<Tout> out;
+#pragma unroll
+        for (int k = 0; k < V; ++k) out.v[k] = prob(in.v[k]);
+        *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+        if (e0 + k >= 0 && e0 + k < n) row[e0 + k] = prob(in.v[k]);
+}
+
+// exp(a - m), for float as exp2((a - m) * log2(e)): one FADD, one FMUL and
+// one EX2 per element. Subtracting first keeps the argument exact where a and
+// m are close (|a| around 1e4 included); folding m * log2(e) into one FFMA
+// would round the product at 1e4 * 2^-24 and miss the float32 tolerance there.
+struct FastExp {
+    static constexpr float LOG2E = 1.4426950408889634f;
+    __device__ __forceinline__ static float of(float a, float m) { return exp2f((a - m) * LOG2E); }
+    __device__ __forceinline__ static double of(double a, double m) { return exp(a - m); }
+    // The max to subtract in a sum over values whose max is m: m itself, but 0
+    // when m is -inf (only -inf values), so that exp(-inf - 0) = 0 needs no test.
+    template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
+};
+
+// y = exp(a - max) / sum for one stored value, from a row's (max, sum).
+template <typename A, typename Tin, typename Tout> struct Normalize {
+    A max, inv;
+    __device__ __forceinline__ Tout operator()(Tin a) const { return from_acc<Tout>(FastExp::of(to_acc<A>(a), max) * inv); }
+};
+template <typename Tin, typename Tout, typename A>
+__device__ __forceinline__ Normalize<A, Tin, Tout> normalizer(MaxSum<A> row) { return {row.m, A(1) / row.s}; }
+
+// Max of the values in a chunk, folded into m.
+template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, const Vec<T>& v) {
+#pragma unroll
+    for (int k = 0; k < Vec<T>::size; ++k) m = acc_max(m, to_acc<A>(v.v[k]));
+    return m;
+}
+
+// Sum of exp(a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
+// -inf entries (padding included) add exp(-inf) = 0, also for a thread that
+// holds only -inf (its shift is 0); NaN and +inf make s NaN.
+template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms) {
+#pragma unroll
+    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(to_acc<A>(v.v[k]), ms);
+    return s;
+}
+
+// (max, sum of exp(a - max)) over the K chunks a thread holds in registers.
+template <typename A, typename T, int K>
+__device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
+    A m = neg_inf<A>();
+#pragma unroll
+    for (int j = 0; j < K; ++j) m = chunk_max(m, v[j]);
+    const A ms = FastExp::sum_shift(m);
+    A s = A(0);
+#pragma unroll
+    for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms);
+    return {m, s};
 }
 
 // Softmax of one row in three passes over global memory (max, sum of

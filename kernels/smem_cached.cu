@@ -22,25 +22,12 @@
 // max_dynamic_shared_size_bytes is raised.
 #include "common.cuh"
 
-namespace {
-
-template <typename T> struct alignas(16) Vec {
-    static constexpr int size = 16 / sizeof(T);
-    T v[size];
-};
-
-template <typename T> __device__ __forceinline__ int misalignment(const T* p) {
-    return static_cast<int>((reinterpret_cast<unsigned long long>(p) & 15ull) / sizeof(T));
-}
-
-}  // namespace
-
 template <typename Tin, typename Tout>
 __global__ void softmax_smem_cached(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                     long long n, long long x_row_stride, long long y_row_stride) {
     using A = csm::acc_t<Tin, Tout>;
-    using VIn = Vec<Tin>;
-    using VOut = Vec<Tout>;
+    using VIn = csm::Vec<Tin>;
+    using VOut = csm::Vec<Tout>;
     constexpr int VEC = VIn::size;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     Tin* cache = reinterpret_cast<Tin*>(smem_raw);
@@ -49,7 +36,7 @@ __global__ void softmax_smem_cached(const Tin* __restrict__ x, Tout* __restrict_
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const Tin* xr = x + row * x_row_stride;
         Tout* yr = y + row * y_row_stride;
-        const int shift = misalignment(xr);
+        const int shift = csm::misalignment(xr);
         Tin* row_cache = cache + shift;  // row_cache[i] is 16-byte aligned where xr + i is
         const long long head = n < (VEC - shift) % VEC ? n : (VEC - shift) % VEC;
         const long long body_end = head + (n - head) / VEC * VEC;
@@ -76,7 +63,7 @@ __global__ void softmax_smem_cached(const Tin* __restrict__ x, Tout* __restrict_
         const A inv = A(1) / s;
         auto prob = [&](Tin v) { return csm::from_acc<Tout>(csm::acc_exp(csm::to_acc<A>(v) - m) * inv); };
 
-        if (VOut::size == VEC && misalignment(yr) == shift) {  // fast path: vector stores
+        if (VOut::size == VEC && csm::misalignment(yr) == shift) {  // fast path: vector stores
             for (long long i = threadIdx.x; i < head; i += blockDim.x) yr[i] = prob(row_cache[i]);
             for (long long i = head + static_cast<long long>(threadIdx.x) * VEC; i < body_end;
                  i += static_cast<long long>(blockDim.x) * VEC) {

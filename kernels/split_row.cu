@@ -1,0 +1,148 @@
+// Variant: split_row (past the peers: long rows, and few rows)
+//
+// Idea: a row is split over a cluster of C blocks (C = 1 .. 16; C = 1 is one
+// block per row). Each block holds its slice on chip, read once with 16-byte
+// loads: K 16-byte chunks per thread in registers, then S more per thread in
+// dynamic shared memory when the slice is longer. A block folds its slice into one
+// (max, sum) pair (warp shuffles, one shared-memory step); on sm_90 the C
+// blocks of a cluster swap their pairs through distributed shared memory and
+// merge them in rank order, so every block ends with the row's max and sum
+// and writes its slice: one read and one write of each element. Few long rows
+// (8 x 128256) thus spread over C times more SMs than one block per row would.
+//
+// Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
+// S * blockDim.x * 16 bytes of shared memory per block.
+// C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
+// (or to a variant that needs no clusters) elsewhere. C = 16 needs the
+// non-portable cluster size attribute, which the loader sets.
+//
+// Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
+// multiple of C, C consecutive blocks per row, clusters looping over rows;
+// the kernel's last argument is S; dynamic shared memory = S * blockDim.x * 16
+// bytes (above 48 KB after raising max_dynamic_shared_size_bytes).
+#include "common.cuh"
+
+// Thread-block cluster primitives (sm_90), written as the PTX they are:
+// a barrier across the cluster's blocks with release/acquire order on shared
+// memory, and a load of a variable's twin in another block's shared memory.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ csm::MaxSum<float> cluster_load(const csm::MaxSum<float>* local, unsigned rank) {
+    csm::MaxSum<float> v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ csm::MaxSum<double> cluster_load(const csm::MaxSum<double>* local, unsigned rank) {
+    csm::MaxSum<double> v;
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+// 16 bytes global -> shared without passing through registers (sm_80+); the
+// thread that issued the copies waits for them with cp_async_wait_all.
+__device__ __forceinline__ void cp_async16(void* shared_dst, const void* global_src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))), "l"(global_src) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+template <typename Tin, typename Tout, int K, int C>
+__device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+                                          long long n, long long x_row_stride, long long y_row_stride,
+                                          int smem_chunks) {
+    using A = csm::acc_t<Tin, Tout>;
+    using State = csm::MaxSum<A>;
+    constexpr int V = csm::Vec<Tin>::size;
+    const csm::OnlineOp<A> op;
+    __shared__ State scratch[32];
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
+    __shared__ __align__(16) State partial[2];  // this block's pair for the cluster, double-buffered by row parity
+    const int rank = blockIdx.x % C;
+    const long long clusters = gridDim.x / C;
+    int parity = 0;
+    for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
+        const Tin* xr = x + row * x_row_stride;
+        Tout* yr = y + row * y_row_stride;
+        const int shift = csm::misalignment(xr);
+        const int chunks = static_cast<int>((n + shift + V - 1) / V);
+        const int per_block = (chunks + C - 1) / C;
+        const int first = rank * per_block;
+        const int end = first + per_block < chunks ? first + per_block : chunks;
+        const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        // The shared-memory part of the slice first, as asynchronous copies
+        // (whole chunks) so they fly while the register part loads.
+        for (int j = 0; j < smem_chunks; ++j) {
+            const int c = first + (K + j) * b + t;
+            const int e0 = c * V - shift;
+            if (c < end && e0 >= 0 && e0 + V <= n) cp_async16(&cache[j * b + t], xr + e0);
+            else cache[j * b + t] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
+        }
+        csm::Vec<Tin> v[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int c = first + j * b + t;
+            v[j] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
+        }
+        A m = csm::neg_inf<A>();
+#pragma unroll
+        for (int j = 0; j < K; ++j) m = csm::chunk_max(m, v[j]);
+        cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
+        for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
+        const A thread_shift = csm::FastExp::sum_shift(m);
+        A s = A(0);
+#pragma unroll
+        for (int j = 0; j < K; ++j) s = csm::chunk_sum(s, v[j], thread_shift);
+        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], thread_shift);
+        State stats = csm::block_reduce(State{m, s}, op, scratch);
+        if constexpr (C > 1) {
+            if (threadIdx.x == 0) partial[parity] = stats;
+            cluster_sync();
+            // lane r of every warp fetches block r's pair; a butterfly merges them
+            const int lane = threadIdx.x & 31;
+            stats = lane < C ? cluster_load(&partial[parity], lane) : op.identity();
+            stats = csm::warp_reduce(stats, op);
+        }
+        const auto prob = csm::normalizer<Tin, Tout>(stats);
+        const bool same_alignment = csm::misalignment(yr) == shift;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int c = first + j * b + t;
+            if (c < end) csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c, v[j], prob);
+        }
+        for (int j = 0; j < smem_chunks; ++j) {
+            const int c = first + (K + j) * b + t;
+            if (c < end) csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c, cache[j * b + t], prob);
+        }
+    }
+    if constexpr (C > 1) {
+        // A block's shared memory must outlive every read of it by the cluster.
+        cluster_sync();
+    }
+}
+
+template <typename Tin, typename Tout, int K>
+__global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+                                  long long x_row_stride, long long y_row_stride, int smem_chunks) {
+    split_row<Tin, Tout, K, 1>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+}
+
+#if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
+template <typename Tin, typename Tout, int K, int C>
+__global__ void __cluster_dims__(C, 1, 1)
+    softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+                              long long x_row_stride, long long y_row_stride, int smem_chunks) {
+    split_row<Tin, Tout, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+}
+#endif

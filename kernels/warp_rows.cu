@@ -1,0 +1,50 @@
+// Variant: warp_rows (past the peers: short rows)
+//
+// Idea: G threads share a row (G = 1 .. 32, a power of two), so a warp serves
+// 32 / G rows at once and short rows still fill every lane. Each thread holds
+// K 16-byte chunks of its row in registers, read once with 16-byte loads and
+// written once with 16-byte stores; max and sum come from one butterfly over
+// the G lanes of (max, sum) pairs. The grid is persistent: resident blocks
+// loop over groups of rows.
+//
+// Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
+// extra V - 1 covers a row that starts mid-chunk).
+//
+// Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
+// grid = min(ceil(rows / rows per block), resident blocks); no shared memory.
+#include "common.cuh"
+
+template <typename Tin, typename Tout, int G, int K>
+__global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+                                  long long n, long long x_row_stride, long long y_row_stride) {
+    using A = csm::acc_t<Tin, Tout>;
+    const csm::OnlineOp<A> op;
+    const int lane_in_row = threadIdx.x & (G - 1);
+    constexpr int ROWS_PER_WARP = 32 / G;
+    const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long warp_step = static_cast<long long>(gridDim.x) * (blockDim.x >> 5) * ROWS_PER_WARP;
+    // The loop runs the same number of times on every lane of a warp, so the
+    // shuffles below always see all 32 lanes; lanes past the last row idle.
+    for (long long first = warp * ROWS_PER_WARP; first < rows; first += warp_step) {
+        const long long row = first + ((threadIdx.x & 31) / G);
+        const bool live = row < rows;
+        const Tin* xr = x + (live ? row : 0) * x_row_stride;
+        Tout* yr = y + (live ? row : 0) * y_row_stride;
+        const int shift = csm::misalignment(xr);
+        const int chunks = live ? static_cast<int>((n + shift + csm::Vec<Tin>::size - 1) / csm::Vec<Tin>::size) : 0;
+        csm::Vec<Tin> v[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int c = j * G + lane_in_row;
+            v[j] = c < chunks ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
+        }
+        const csm::MaxSum<A> stats = csm::warp_reduce<G>(csm::chunk_stats<A>(v), op);
+        const auto prob = csm::normalizer<Tin, Tout>(stats);
+        const bool same_alignment = csm::misalignment(yr) == shift;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int c = j * G + lane_in_row;
+            if (c < chunks) csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c, v[j], prob);
+        }
+    }
+}
