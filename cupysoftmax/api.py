@@ -133,6 +133,11 @@ def rows_view(a, axes):
     return cupy.ndarray((m, n), a.dtype, memptr=a.data, strides=(row_stride, itemsize))
 
 
+def rows_aligned(a2) -> bool:
+    """Every row of an (M, N) view starts on a 16-byte boundary."""
+    return a2.data.ptr % 16 == 0 and (a2.shape[0] == 1 or a2.strides[0] % 16 == 0)
+
+
 # -- dispatch ----------------------------------------------------------------------
 
 _planners: dict[int, Planner] = {}
@@ -147,9 +152,9 @@ def planner(device_id: int) -> Planner:
     return p
 
 
-def plan(device_id: int, variant: str, m: int, n: int, pair) -> tuple[object, Launch]:
+def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True) -> tuple[object, Launch]:
     """(kernel, launch) for a shape, planned once and cached; UnsuitableVariant if it cannot serve."""
-    key = (device_id, variant, m, n, pair)
+    key = (device_id, variant, m, n, pair, aligned)
     hit = _launches.get(key)
     if hit is not None:
         return hit
@@ -158,7 +163,7 @@ def plan(device_id: int, variant: str, m: int, n: int, pair) -> tuple[object, La
         return loader.facts_of(loader.function(name, pair, knobs, device_id))
 
     p = planner(device_id)
-    launch = p.plan(variant, m, n, pair, facts)
+    launch = p.plan(variant, m, n, pair, facts, aligned)
     kernel = loader.function(launch.variant, pair, launch.knobs, device_id)
     if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
         kernel.max_dynamic_shared_size_bytes = launch.smem
@@ -168,24 +173,32 @@ def plan(device_id: int, variant: str, m: int, n: int, pair) -> tuple[object, La
     return hit
 
 
-def launch_rows(kernel, launch: Launch, x2, y2) -> None:
-    """Run one planned launch over (M, N) row views on the current stream."""
-    kernel(
-        (launch.grid,),
-        (launch.block,),
-        (
-            x2,
-            y2,
-            numpy.int64(x2.shape[0]),
-            numpy.int64(x2.shape[1]),
-            numpy.int64(x2.strides[0] // x2.itemsize),
-            numpy.int64(y2.strides[0] // y2.itemsize),
-        ),
-        shared_mem=launch.smem,
+def row_args(launch: Launch, x2, y2) -> tuple:
+    """The kernel arguments after the two pointers: rows, n, both row strides, the launch's own."""
+    return (
+        numpy.int64(x2.shape[0]),
+        numpy.int64(x2.shape[1]),
+        numpy.int64(x2.strides[0] // x2.itemsize),
+        numpy.int64(y2.strides[0] // y2.itemsize),
+        *launch.args,
     )
 
 
+def launch_rows(kernel, launch: Launch, x2, y2) -> None:
+    """Run one planned launch over (M, N) row views on the current stream."""
+    kernel((launch.grid,), (launch.block,), (x2, y2, *row_args(launch, x2, y2)), shared_mem=launch.smem)
+
+
 # -- the public function ----------------------------------------------------------
+
+
+# The common call -- a CuPy array, no out= or dtype=, axis None or an int --
+# remembered per (shape, strides, dtype, axis, variant, device, alignment) once
+# the full path has served it directly (no copy): later calls cost a dict
+# look-up, one allocation and the launch.
+_calls: dict[tuple, tuple] = {}
+_ndarray = None  # cupy.ndarray, once cupy has been imported
+_current_device = None  # cupy.cuda.runtime.getDevice, likewise
 
 
 def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
@@ -206,8 +219,28 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     Softmax over axes that are not the trailing ones, or over a layout whose
     rows do not have one stride, goes through one contiguous copy.
     """
+    key = None
+    if type(x) is _ndarray and out is None and dtype is None and (axis is None or type(axis) is int):
+        key = (x.shape, x.strides, x.dtype, axis, variant, x.data.device_id, x.data.ptr % 16 == 0)
+        hit = _calls.get(key)
+        if hit is not None and key[5] == _current_device():  # launches go to the current device
+            return _launch_remembered(x, *hit)
+    return _softmax(x, axis, out, dtype, variant, key)
+
+
+def _launch_remembered(x, kernel, launch, out_dtype, tail):
     import cupy
 
+    y = cupy.empty(x.shape, out_dtype)
+    kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
+    return y
+
+
+def _softmax(x, axis, out, dtype, variant, key):
+    global _ndarray, _current_device
+    import cupy
+
+    _ndarray, _current_device = cupy.ndarray, cupy.cuda.runtime.getDevice
     x = as_cupy(x)
     in_dtype, out_dtype = resolve_dtypes(x.dtype, dtype)
     axes = normalize_axes(axis, x.ndim)
@@ -230,10 +263,11 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     n = int(numpy.prod([x.shape[a] for a in axes], dtype=numpy.int64))
     m = x.size // n
     with x.device:
-        kernel, launch = plan(device_id, variant, m, n, pair)
         x2 = rows_view(xs, trailing)
-        if x2 is None:
+        viewed = x2 is not None
+        if not viewed:
             x2 = cupy.ascontiguousarray(xs).reshape(m, n)
+        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2))
         y2 = rows_view(ys, trailing)
         direct = y2 is not None and (out is None or not cupy.may_share_memory(out, x))
         if not direct:
@@ -241,4 +275,8 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
         launch_rows(kernel, launch, x2, y2)
         if not direct:
             ys[...] = y2.reshape(ys.shape)
+    if key is not None and viewed and direct:
+        if len(_calls) >= _MAX_CACHED_LAUNCHES:
+            _calls.clear()
+        _calls[key] = (kernel, launch, out_dtype, row_args(launch, x2, y2))
     return result

@@ -55,7 +55,8 @@ def copy_call(nbytes: int):
 
 @dataclass
 class Row:
-    variant: str  # the name asked for ("auto" shows what it picked: "auto:registers")
+    variant: str  # the name asked for ("auto" shows what it picked: "auto:split_row")
+    knobs: tuple = ()
     grid: int | None = None
     block: int | None = None
     smem: int | None = None
@@ -101,13 +102,14 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
         row = Row(variant=name)
         out.append(row)
         try:
-            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype))
+            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype), api.rows_aligned(x))
         except UnsuitableVariant as exc:
             row.note = str(exc)
             continue
         if name == registry.AUTO:
             row.variant = f"auto:{launch.variant}"
         row.grid, row.block, row.smem, row.regs = launch.grid, launch.block, launch.smem, kernel.num_regs
+        row.knobs = launch.knobs
         y = cupy.full((m, n), numpy.nan, dtype)
         api.softmax(x, axis=-1, out=y, variant=name)
         unwritten = int(cupy.count_nonzero(cupy.isnan(y)))

@@ -52,6 +52,9 @@ def source(variant_name: str) -> str:
     return f'#line 1 "{path}"\n{text[: match.start()]}{inlined}{text[match.end():]}'
 
 
+PORTABLE_CLUSTER = 8  # larger clusters need the attribute below (CUDA driver API)
+NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+
 _kernels: dict[tuple, object] = {}
 _lock = threading.Lock()
 
@@ -72,11 +75,14 @@ def function(variant_name: str, pair, knobs: tuple, device_id: int):
 def _compile(variant_name, pair, knobs, device_id):
     import cupy
 
-    expression = registry.get(variant_name).name_expression(pair, knobs)
+    variant = registry.get(variant_name)
+    expression = variant.name_expression(pair, knobs)
     with cupy.cuda.Device(device_id):
         module = cupy.RawModule(code=source(variant_name), options=OPTIONS, name_expressions=[expression])
         kernel = module.get_function(expression)
         kernel.attributes  # noqa: B018 - forces the load on this device now, not at first launch
+        if variant.clustered(knobs) and knobs[-1] > PORTABLE_CLUSTER:
+            cupy.cuda.driver.funcSetAttribute(kernel.kernel.ptr, NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
     return kernel
 
 
@@ -129,13 +135,21 @@ def build(arch: str) -> tuple[BuildReport, ...]:
     """Compile every instantiation of every variant for `arch` (e.g. "sm_90") without a GPU."""
     reports = []
     for variant in registry.VARIANTS.values():
-        expressions = [variant.name_expression(pair, knobs) for pair, knobs in variant.instantiations()]
+        cc = compute_capability(arch)
+        expressions = [variant.name_expression(pair, knobs) for pair, knobs in variant.instantiations(cc)]
         lowered, log = _nvrtc_compile(source(variant.name), variant.source, expressions, arch)
         by_mangled = _parse_ptxas(log)
         for expression in expressions:
             r = by_mangled[lowered[expression]]
             reports.append(BuildReport(arch=arch, variant=variant.name, expression=expression, **r))
     return tuple(reports)
+
+
+def compute_capability(arch: str) -> tuple[int, int]:
+    match = re.fullmatch(r"sm_(\d+)(\d)a?", arch)
+    if match is None:
+        raise BuildError(f"not a GPU target: {arch!r} (expected sm_XY, such as sm_90)")
+    return int(match.group(1)), int(match.group(2))
 
 
 def _nvrtc_compile(code: str, name: str, expressions: list[str], arch: str):

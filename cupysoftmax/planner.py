@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy
+
 from . import dtypes
 from . import variants as registry
 from .device import DeviceFacts
@@ -51,11 +53,49 @@ REGISTER_THREADS = (
     (INF, 512),
 )
 
-# auto: the first variant in this order that can serve the shape.
-# registers read the row once from registers; smem_cached once through shared
-# memory (rows too long for registers); online twice, for rows too long for
-# shared memory. H100 run of 2026-11-22, `cupysoftmax time --variant all`.
-AUTO_ORDER = ("registers", "smem_cached", "online")
+# warp_rows: threads per block (rows per block = threads / lanes per row), and
+# the chunks each lane aims to hold: a row takes the fewest lanes G (a power
+# of two) with G * WARP_ROWS_ITEMS >= its chunks, so short rows pack several
+# to a warp and every lane has several 16-byte loads in flight.
+# H100 sweep of 2026-11-22 (scripts/sweep_configs.py, docs/PERFORMANCE.md):
+# at N = 32 two chunks per lane ran at 96% of copy, four at 68%; at N = 100,
+# 94% against 93%.
+WARP_ROWS_THREADS = 256
+WARP_ROWS_ITEMS = 2
+
+# split_row: chunks per thread held in registers (K), by the chunks a block
+# must hold; more chunks per thread means more loads in flight per thread.
+# H100 sweep of 2026-11-22: 4096 x 1024 float32 (256 chunks) K = 4 96% of
+# copy, K = 2 87%; 4096 x 32768 (8192 chunks) K = 8 99%, K = 4 77%.
+# Values are for 4-byte elements; 2-byte ones take half as many chunks per
+# thread (a chunk holds twice the elements, each with its own exponentials):
+# 4096 x 1024 bfloat16 K = 4 77%, K = 8 55%; 4096 x 4096 K = 2 74%, K = 8 60%.
+SPLIT_ITEMS = (
+    (1024, 4),
+    (INF, 8),
+)
+
+# split_row: cluster sizes C (C > 1 only with clusters, sm_90+). With at
+# least SPLIT_ROWS_PER_SM rows per SM, the smallest C that holds a row wins:
+# clusters cost their syncs, and many rows keep every SM busy anyway (H100
+# sweep of 2026-11-22: 4096 x 32768 float32 at C = 1 99% of copy, C = 2 85%;
+# 8192 x 50257 at C = 1 with a shared-memory part 89%, C = 4 75%). With fewer
+# rows, the C with the most blocks resident at once wins, then the smaller
+# (128 x 262144: C = 16 at two blocks per SM 73%, C = 8 44%).
+SPLIT_ROWS_PER_SM = 1
+VARIANT_SPLIT = "split_row"
+
+# auto: by the 16-byte chunks a row spans, the variant to try first; then the
+# rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
+# holds longer rows in a block (or a cluster, for few rows); online (two reads)
+# serves rows too long to keep on chip. H100 sweep of 2026-11-22: at N = 1024
+# float32 (256 chunks) split_row with 64 threads ran at 96% of copy, warp_rows
+# at 90%; at N = 256 (64 chunks) warp_rows 94%, split_row 77%.
+AUTO_FIRST = (
+    (64, "warp_rows"),
+    (INF, "split_row"),
+)
+AUTO_ORDER = ("split_row", "online")
 
 
 @dataclass(frozen=True)
@@ -75,6 +115,7 @@ class Launch:
     grid: int
     block: int
     smem: int  # dynamic shared memory bytes
+    args: tuple = ()  # kernel arguments after (x, y, rows, n, x_row_stride, y_row_stride)
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -108,30 +149,38 @@ class Planner:
             "block_per_row_tree": self._block_per_row,
             "row_in_registers": self._row_in_registers,
             "row_in_smem": self._row_in_smem,
+            "rows_in_warp": self._rows_in_warp,
+            "row_over_cluster": self._row_over_cluster,
         }
 
     # -- public -------------------------------------------------------------
 
-    def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn) -> Launch:
-        """The launch for `variant` (or "auto"), or UnsuitableVariant saying why and which can."""
+    def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
+        """The launch for `variant` (or "auto"), or UnsuitableVariant saying why and which can.
+
+        `aligned`: every row of x starts on a 16-byte boundary (then a row of N
+        elements spans N / V 16-byte chunks rather than up to one more).
+        """
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts)
+            return self.pick(m, n, pair, facts, aligned)
         v = registry.get(variant)
         try:
-            return self.rules[v.launch](v, m, n, pair, facts)
+            return self.rules[v.launch](v, m, n, pair, facts, aligned)
         except UnsuitableVariant as exc:
-            able = [name for name in registry.VARIANTS if name != variant and self._serves(name, m, n, pair, facts)]
+            able = [name for name in registry.VARIANTS
+                    if name != variant and self._serves(name, m, n, pair, facts, aligned)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
-    def pick(self, m: int, n: int, pair, facts: FactsFn) -> Launch:
-        """auto: the first variant of AUTO_ORDER that can serve the shape."""
-        for name in AUTO_ORDER:
+    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
+        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves."""
+        first = lookup(AUTO_FIRST, self._chunks(n, pair, aligned))
+        for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
             try:
-                return self.rules[v.launch](v, m, n, pair, facts)
+                return self.rules[v.launch](v, m, n, pair, facts, aligned)
             except UnsuitableVariant:
                 continue
-        raise AssertionError("online serves every shape")  # pragma: no cover - internal invariant
+        raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
@@ -146,10 +195,10 @@ class Planner:
 
     # -- rules --------------------------------------------------------------
 
-    def _serves(self, name, m, n, pair, facts) -> bool:
+    def _serves(self, name, m, n, pair, facts, aligned) -> bool:
         v = registry.VARIANTS[name]
         try:
-            self.rules[v.launch](v, m, n, pair, facts)
+            self.rules[v.launch](v, m, n, pair, facts, aligned)
             return True
         except UnsuitableVariant:
             return False
@@ -161,23 +210,23 @@ class Planner:
                 f"{kernel.max_threads} ({kernel.num_regs} registers per thread)"
             )
 
-    def _thread_per_row(self, v, m, n, pair, facts) -> Launch:
+    def _thread_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
         threads = NAIVE_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads), MAX_GRID), threads, 0)
 
-    def _warp_per_row(self, v, m, n, pair, facts) -> Launch:
+    def _warp_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
         threads = WARP_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads // 32), MAX_GRID), threads, 0)
 
-    def _block_per_row(self, v, m, n, pair, facts) -> Launch:
+    def _block_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
         threads = lookup(BLOCK_THREADS, n)
         self._fit_threads(v, threads, facts(v.name, ()))
         smem = threads * dtypes.accumulator(pair).itemsize if v.launch == "block_per_row_tree" else 0
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_smem(self, v, m, n, pair, facts) -> Launch:
+    def _row_in_smem(self, v, m, n, pair, facts, aligned) -> Launch:
         kernel = facts(v.name, ())
         itemsize = pair[0].itemsize
         smem = (n + 16 // itemsize) * itemsize
@@ -191,11 +240,12 @@ class Planner:
         self._fit_threads(v, threads, kernel)
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_registers(self, v, m, n, pair, facts) -> Launch:
+    def _row_in_registers(self, v, m, n, pair, facts, aligned) -> Launch:
         padded = 1 << max(n - 1, 0).bit_length()  # n rounded up to a power of two
         threads = min(lookup(REGISTER_THREADS, padded), max(padded, 32))
         items = max(padded // threads, 1)
-        while items <= max(v.knobs) and threads >= 32:
+        most = max(k for (k,) in v.knobs)
+        while items <= most and threads >= 32:
             kernel = facts(v.name, (items,))
             if threads <= kernel.max_threads and self.blocks_per_sm(threads, kernel, 0) > 0:
                 resident = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
@@ -204,5 +254,72 @@ class Planner:
             items *= 2
         raise UnsuitableVariant(
             f"{v.name} holds the row in registers: a row of {n} {pair[0].name} does not fit "
-            f"({max(v.knobs)} elements per thread at most, and the block's threads times registers must fit the register file)"
+            f"({most} elements per thread at most, and the block's threads times registers must fit the register file)"
         )
+
+    def _chunks(self, n, pair, aligned) -> int:
+        """16-byte chunks a row of n elements spans at most."""
+        per_chunk = 16 // pair[0].itemsize
+        return _ceil_div(n + (0 if aligned else per_chunk - 1), per_chunk)
+
+    def _rows_in_warp(self, v, m, n, pair, facts, aligned) -> Launch:
+        chunks = self._chunks(n, pair, aligned)
+        lanes = min(32, 1 << max(_ceil_div(chunks, WARP_ROWS_ITEMS) - 1, 0).bit_length())
+        fitting = sorted(k for k in v.knobs if k[0] == lanes and k[0] * k[1] >= chunks)
+        if not fitting:
+            most = max(g * k for g, k in v.knobs)
+            raise UnsuitableVariant(
+                f"{v.name} holds a row in one warp's registers: a row of {n} {pair[0].name} spans {chunks} "
+                f"16-byte chunks, a warp holds {most}"
+            )
+        knobs = fitting[0]
+        kernel = facts(v.name, knobs)
+        threads = min(WARP_ROWS_THREADS, kernel.max_threads // 32 * 32)
+        blocks = _ceil_div(m, threads // knobs[0])
+        resident = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
+        return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
+
+    def _row_over_cluster(self, v, m, n, pair, facts, aligned) -> Launch:
+        chunks = self._chunks(n, pair, aligned)
+        sizes = sorted({c for _, c in v.knobs if c == 1 or self.device.compute_capability >= (9, 0)})
+        candidates = [launch for c in sizes
+                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, pair[0].itemsize))]
+        if not candidates:
+            raise UnsuitableVariant(
+                f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in a cluster of "
+                f"{sizes[-1]} blocks (registers plus {self.device.smem_per_block_optin} bytes of shared memory each)"
+            )
+        return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
+
+    def _cluster_rank(self, m, launch, facts):
+        """Smaller is better (see SPLIT_ROWS_PER_SM)."""
+        c = launch.knobs[1]
+        if m >= SPLIT_ROWS_PER_SM * self.device.sms:
+            return (c,)
+        resident = self.blocks_per_sm(launch.block, facts(VARIANT_SPLIT, launch.knobs), launch.smem) * self.device.sms
+        return (-min(m * c, resident), c)
+
+    def _cluster_block(self, v, m, chunks, c, facts, itemsize) -> Launch | None:
+        """A block shape holding `chunks` chunks per block of a C-block cluster, or None."""
+        items = lookup(SPLIT_ITEMS, chunks) // (2 if itemsize == 2 else 1)
+        for k in sorted({k for k, _ in v.knobs if k >= items}):
+            kernel = facts(v.name, (k, c))
+            most = min(1024, kernel.max_threads // 32 * 32)
+            threads = _round_up(_ceil_div(chunks, k), 32)
+            if threads <= most:
+                return self._cluster_launch(v, m, c, k, threads, 0, kernel)
+        # registers full: the rest of the slice goes to shared memory
+        k = max(k for k, _ in v.knobs)
+        kernel = facts(v.name, (k, c))
+        threads = min(1024, kernel.max_threads // 32 * 32)
+        extra = _ceil_div(chunks, threads) - k
+        if extra * threads * 16 > self.device.smem_per_block_optin - kernel.static_smem:
+            return None
+        return self._cluster_launch(v, m, c, k, threads, extra, kernel)
+
+    def _cluster_launch(self, v, m, c, k, threads, extra, kernel) -> Launch:
+        # One cluster per row (the kernel loops only past the grid limit): how
+        # many clusters fit at once depends on how the GPU groups its SMs, so a
+        # persistent grid sized from an estimate could leave a late tail.
+        grid = min(m, MAX_GRID // c) * c
+        return Launch(v.name, (k, c), grid, threads, extra * threads * 16, (numpy.int32(extra),))

@@ -22,16 +22,25 @@ class Variant:
     idea: str  # one line for `cupysoftmax list` and the README
     seed: str  # where the idea comes from
     reads: int  # times each input element leaves global memory
-    knobs: tuple[int, ...] = ()  # values of the one compile-time knob, if any
+    knobs: tuple[tuple[int, ...], ...] = ()  # the compile-time knob values compiled, in template order
+    # Variants whose last knob is a cluster size C: C > 1 instantiates this
+    # __cluster_dims__(C) template (sm_90 and later), C = 1 the plain one without C.
+    cluster_template: str = ""
 
-    def instantiations(self) -> list[tuple[tuple, tuple]]:
-        """Every (dtype pair, knobs) this variant is compiled for."""
-        knob_sets = [(k,) for k in self.knobs] or [()]
+    def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple]]:
+        """Every (dtype pair, knobs) compiled for a device of compute capability `cc`."""
+        knob_sets = [k for k in self.knobs if cc >= (9, 0) or not self.clustered(k)] or [()]
         return [(pair, knobs) for pair in dtypes.PAIRS for knobs in knob_sets]
 
+    def clustered(self, knobs) -> bool:
+        return bool(self.cluster_template) and knobs[-1] > 1
+
     def name_expression(self, pair, knobs=()) -> str:
+        template = self.cluster_template if self.clustered(knobs) else self.template
+        if self.cluster_template and not self.clustered(knobs):
+            knobs = knobs[:-1]
         args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *map(str, knobs)]
-        return f"{self.template}<{', '.join(args)}>"
+        return f"{template}<{', '.join(args)}>"
 
 
 VARIANTS: dict[str, Variant] = {
@@ -60,11 +69,24 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "registers", "registers.cu", "softmax_registers", "row_in_registers",
             "the row held in registers, read once; persistent grid sized from occupancy", "Triton tutorial", reads=1,
-            knobs=(1, 2, 4, 8, 16, 32),
+            knobs=tuple((items,) for items in (1, 2, 4, 8, 16, 32)),
         ),
         Variant(
             "smem_cached", "smem_cached.cu", "softmax_smem_cached", "row_in_smem",
             "the row cached in shared memory with 16-byte vector loads, aligned and safe paths", "PyTorch", reads=1,
+        ),
+        Variant(
+            "warp_rows", "warp_rows.cu", "softmax_warp_rows", "rows_in_warp",
+            "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
+            "past the peers", reads=1,
+            knobs=tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8)),  # (G lanes per row, K chunks per lane)
+        ),
+        Variant(
+            "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
+            "a row split over a cluster of 1 to 16 blocks, registers plus shared memory, partials over DSMEM",
+            "past the peers", reads=1,
+            knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
+            cluster_template="softmax_split_row_cluster",
         ),
     )
 }

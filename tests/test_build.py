@@ -13,12 +13,20 @@ pytest.importorskip("cupy", reason="the offline build uses CuPy's NVRTC bindings
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_every_instantiation_compiles_without_spills(arch):
     reports = loader.build(arch)
-    expected = {v.name_expression(p, k) for v in registry.VARIANTS.values() for p, k in v.instantiations()}
+    cc = loader.compute_capability(arch)
+    expected = {v.name_expression(p, k) for v in registry.VARIANTS.values() for p, k in v.instantiations(cc)}
     assert {r.expression for r in reports} == expected
     for r in reports:
         assert r.arch == arch
         assert 0 < r.registers <= 255, r
         assert (r.spill_stores, r.spill_loads, r.stack_bytes) == (0, 0, 0), r
+
+
+def test_cluster_kernels_are_built_only_where_clusters_exist():
+    names = {r.expression for r in loader.build("sm_80")}
+    assert "softmax_split_row<float, float, 8>" in names
+    assert not any("cluster" in name for name in names)
+    assert "softmax_split_row_cluster<float, float, 8, 16>" in {r.expression for r in loader.build("sm_90")}
 
 
 def test_static_shared_scratch_is_reported():

@@ -2,14 +2,14 @@
 
 Kernel attributes come from `fake_facts`: the registers kernel's counts are the
 ones `cupysoftmax build --arch sm_90` reports for float32 (by ITEMS), the other
-kernels get 32 registers.
+kernels get 64 registers (1024 threads per block still launch).
 """
 import numpy
 import pytest
 
 from cupysoftmax import dtypes
 from cupysoftmax.errors import UnsuitableVariant
-from cupysoftmax.planner import AUTO_ORDER, BLOCK_THREADS, KernelFacts, Planner, lookup
+from cupysoftmax.planner import BLOCK_THREADS, KernelFacts, Planner, lookup
 
 from fakes import H100, SMALL
 
@@ -27,7 +27,7 @@ REGISTERS_SM90_F32 = {1: 25, 2: 28, 4: 29, 8: 36, 16: 60, 32: 127}
 
 
 def fake_facts(name, knobs, regs_by_items=REGISTERS_SM90_F32):
-    regs = regs_by_items[knobs[0]] if knobs else 32
+    regs = regs_by_items[knobs[0]] if name == "registers" else 64
     return KernelFacts(num_regs=regs, static_smem=128, local_bytes=0, max_threads=max_threads(regs))
 
 
@@ -119,19 +119,20 @@ def test_kernel_thread_limit_is_respected(h100):
 @pytest.mark.parametrize(
     "gpu, n, pair, expected",
     [
-        (H100, 1000, F32, "registers"),
-        (H100, 16384, F32, "registers"),
-        (H100, 50257, F32, "smem_cached"),
-        (H100, 50257, F64, "online"),
+        (H100, 256, F32, "warp_rows"),
+        (H100, 1000, F32, "split_row"),
+        (H100, 16384, F32, "split_row"),
+        (H100, 50257, F32, "split_row"),
+        (H100, 50257, F64, "split_row"),
+        (H100, 4194304, F32, "online"),
         (SMALL, 50257, F32, "online"),
-        (SMALL, 12000, F32, "registers"),
+        (SMALL, 12000, F32, "split_row"),
     ],
-    ids=["h100_short_registers", "h100_16k_registers", "h100_vocab_smem", "h100_vocab_f64_online",
-         "small_vocab_online", "small_12k_registers"],
+    ids=["h100_256_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
+         "h100_16MB_row_online", "small_vocab_no_clusters_online", "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
     assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
-    assert expected in AUTO_ORDER
 
 
 def test_blocks_per_sm_follows_each_limit(h100):
@@ -153,3 +154,58 @@ def test_lookup_tables():
     assert lookup(BLOCK_THREADS, numpy.int64(10**12)) == 1024
     with pytest.raises(ValueError):
         lookup(((10, 1),), 11)
+
+
+@pytest.mark.parametrize(
+    "n, aligned, knobs",
+    [(1, True, (1, 1)), (8, True, (1, 2)), (32, True, (4, 2)), (33, False, (8, 2)), (100, False, (16, 2)),
+     (256, True, (32, 2)), (257, False, (32, 4)), (1024, True, (32, 8)), (2048, True, (32, 8))],
+    ids=["n1_one_lane", "n8_one_lane_two_chunks", "n32_four_lanes", "n33_misaligned_eight_lanes",
+         "n100_sixteen_lanes", "n256_full_warp", "n257_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
+         "n2048_float16_eight_chunks"],
+)
+def test_warp_rows_takes_the_fewest_lanes_that_hold_a_row_at_two_chunks_each(h100, n, aligned, knobs):
+    pair = F16 if n == 2048 else F32
+    launch = h100.plan("warp_rows", 100_000, n, pair, fake_facts, aligned)
+    assert launch.knobs == knobs and launch.block == 256
+    assert launch.grid == min(-(-100_000 // (256 // knobs[0])), 4 * 132)  # 64 registers: 4 blocks of 256 per SM
+
+
+def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long(h100):
+    with pytest.raises(UnsuitableVariant, match="spans 257 16-byte chunks, a warp holds 256"):
+        h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False)
+
+
+def split_facts(name, knobs):
+    """Registers of split_row by K as `cupysoftmax build --arch sm_90` reports for float32 (about)."""
+    regs = {2: 32, 4: 40, 8: 56}[knobs[0]] if name == "split_row" else 64
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize(
+    "m, n, knobs, block, extra",
+    [(4096, 1024, (4, 1), 64, 0),  # many rows: one block per row, the row in registers
+     (4096, 4096, (4, 1), 256, 0),
+     (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
+     (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
+     (1, 32000, (4, 16), 128, 0),
+     (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
+     (64, 1048576, (8, 16), 1024, 8)],  # 4 MB rows: 16 x (128 KB of registers + 128 KB of shared memory)
+    ids=["n1024_block_per_row", "n4096_block_per_row", "long_rows_registers_plus_smem", "few_rows_cluster16",
+         "one_row_cluster16", "32_rows_cluster16", "huge_rows_cluster16_plus_smem"],
+)
+def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
+    launch = h100.plan("split_row", m, n, F32, split_facts)
+    assert (launch.knobs, launch.block, int(launch.args[0])) == (knobs, block, extra)
+    assert launch.smem == extra * block * 16
+    assert launch.grid == m * knobs[1]  # one cluster per row
+
+
+def test_split_row_without_clusters_keeps_one_block_per_row():
+    launch = Planner(SMALL).plan("split_row", 8, 12000, F32, fake_facts)
+    assert launch.knobs[1] == 1 and launch.grid == 8
+
+
+def test_split_row_refuses_rows_past_a_cluster_of_16(h100):
+    with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*online"):
+        h100.plan("split_row", 4, 4194304, F32, split_facts)
