@@ -1,4 +1,4 @@
-"""The `cupysoftmax` command: time, list, info, build. A thin layer over bench, loader and the registry."""
+"""The `cupysoftmax` command: time, bench, list, info, build. A thin layer over bench, suite, loader and the registry."""
 from __future__ import annotations
 
 import json
@@ -72,7 +72,7 @@ def time_cmd(m, n, dtype, variant_opts, repeat, as_json):
         click.echo(f"{facts.name}: softmax over the last axis of {m} x {n} {dtype}, "
                    f"{nbytes / 1e6:.1f} MB moved; copy of the same bytes {copy_us:.1f} us "
                    f"({nbytes / copy_us / 1e3:.0f} GB/s)")
-        header = f"{'variant':<22}{'grid':>8}{'block':>6}{'smem B':>8}{'regs':>5}{'median us':>11}" \
+        header = f"{'variant':<22}{'knobs':>8}{'grid':>8}{'block':>6}{'smem B':>8}{'regs':>5}{'median us':>11}" \
                  f"{'GB/s':>7}{'% copy':>7}{'max err':>9}  check"
         click.echo(header)
         for r in rows:
@@ -80,10 +80,37 @@ def time_cmd(m, n, dtype, variant_opts, repeat, as_json):
                 click.echo(f"{r.variant:<22}  cannot serve: {r.note}")
                 continue
             check = "ok" if r.ok else f"FAIL {r.note}".strip()
-            click.echo(f"{r.variant:<22}{r.grid:>8}{r.block:>6}{r.smem:>8}{r.regs:>5}{_fmt(r.median_us, '.1f'):>11}"
+            knobs = ",".join(map(str, r.knobs)) or "-"
+            click.echo(f"{r.variant:<22}{knobs:>8}{r.grid:>8}{r.block:>6}{r.smem:>8}{r.regs:>5}{_fmt(r.median_us, '.1f'):>11}"
                        f"{_fmt(r.GBps, '.0f'):>7}{_fmt(r.pct_copy, '.0f'):>7}{_fmt(r.max_err, '.2f'):>9}  {check}")
     if any(not r.ok and r.grid is not None for r in rows):
         sys.exit(1)
+
+
+@main.command("bench")
+@click.option("--suite", "suite_path", default="scripts/suite.json", show_default=True,
+              type=click.Path(dir_okay=False), help="suite JSON: {\"shapes\": [{tag, M, N, dtype}, ...]}")
+@click.option("--out", "out_dir", default="docs/perf", show_default=True, type=click.Path(file_okay=False),
+              help="folder for suite-<gpu>.json/.md/.png and sweep-<gpu>.json")
+@click.option("--providers", default=None, help="comma-separated subset of the providers (default: all)")
+@click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per provider")
+@click.option("--no-sweep", is_flag=True, help="skip the N sweep of cupysoftmax at M = 4096")
+@click.option("--no-plot", is_flag=True, help="skip the PNG")
+def bench_cmd(suite_path, out_dir, providers, repeat, no_sweep, no_plot):
+    """Check and time cupysoftmax against its peers (torch, torch.compile, Triton, Liger, cupyx, JAX) on a suite."""
+    from . import suite
+
+    try:
+        names = suite.provider_names(providers)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--providers") from None
+    try:
+        shapes = suite.load_shapes(suite_path)
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--suite") from None
+    _need_device()
+    suite.main(shapes, names, out_dir, repeat=repeat, with_sweep=not no_sweep, with_plot=not no_plot,
+               echo=click.echo)
 
 
 @main.command("list")

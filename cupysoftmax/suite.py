@@ -1,0 +1,598 @@
+"""The peer benchmark suite: cupysoftmax against torch, torch.compile, Triton, Liger, cupyx and JAX.
+
+One process, one GPU, one timing method (bench.median_ms: CUDA events on
+CuPy's current stream, L2 flushed before each call) for every provider,
+each checked against the float64 reference before it is timed. Importing
+needs no GPU; CuPy and the peers are imported inside the functions that use them.
+
+A provider is `make_<name>(x)`: given the CuPy (M, N) input, it prepares its
+input view and output once and returns a no-argument function that runs one
+softmax over the last axis and returns the result. It raises Unsupported,
+saying why, when the peer is not installed or cannot serve the dtype or shape.
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+import gc
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy
+
+from . import bench, device, dtypes, reference
+
+FORWARD = "forward"
+SWEEP_M = 4096
+SWEEP_N = range(256, 65536 + 1, 128)
+CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
+CHECK_ELEMENTS = 2**24  # at most this many elements (and 64 rows) are compared with the reference
+
+
+class Unsupported(Exception):
+    """The provider is not installed here or cannot serve this dtype or shape; the message says which."""
+
+
+# -- the suite file ------------------------------------------------------------------
+
+
+def load_shapes(path) -> list[dict]:
+    """The shapes of a suite JSON file ({"shapes": [{tag, M, N, dtype}, ...]}); ValueError if malformed."""
+    with open(path) as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("shapes"), list):
+        raise ValueError(f"{path}: expected an object with a list under \"shapes\"")
+    shapes = []
+    for i, s in enumerate(data["shapes"]):
+        if not isinstance(s, dict) or not {"M", "N", "dtype"} <= s.keys():
+            raise ValueError(f"{path}: shape {i} needs M, N and dtype; got {s!r}")
+        for key in ("M", "N"):
+            if not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 1:
+                raise ValueError(f"{path}: shape {i} has {key} = {s[key]!r}; expected a positive integer")
+        try:
+            dtype = dtypes.name(dtypes.parse(s["dtype"]))
+        except TypeError as exc:
+            raise ValueError(f"{path}: shape {i}: {exc}") from None
+        shapes.append({"tag": str(s.get("tag", "")), "M": s["M"], "N": s["N"], "dtype": dtype})
+    return shapes
+
+
+def provider_names(spec: str | None) -> list[str]:
+    """Provider names from "a,b,..." (None or empty: all), in the order given; ValueError for an unknown one."""
+    if not spec:
+        return list(PROVIDERS)
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PROVIDERS]
+    if unknown:
+        raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
+    return names
+
+
+# -- providers ---------------------------------------------------------------------
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:
+        raise Unsupported(f"torch is not importable ({exc})") from None
+    if not torch.cuda.is_available():
+        raise Unsupported("torch sees no CUDA device")
+    return torch
+
+
+def _as_torch(torch, x):
+    """A torch view of the CuPy array through DLPack (no copy), on CuPy's device."""
+    torch.cuda.set_device(x.device.id)
+    return torch.from_dlpack(x)
+
+
+def _on_cupy_stream(torch, fn):
+    """`fn`, made to launch on CuPy's current stream, where median_ms flushes L2 and records its events.
+
+    torch follows CuPy here (not the other way round), so the copy baseline,
+    cupysoftmax and CuPy's own peers need no switching; Triton and Liger launch
+    on torch's current stream, so they follow too. Both libraries start on the
+    legacy default stream (pointer 0): then `fn` comes back unchanged and no
+    stream context costs host time inside the timed region.
+    """
+    import cupy
+
+    ptr = cupy.cuda.get_current_stream().ptr
+    if torch.cuda.current_stream().cuda_stream == ptr:
+        return fn
+    stream = torch.cuda.ExternalStream(ptr)
+
+    def on_stream():
+        with torch.cuda.stream(stream):
+            return fn()
+
+    return on_stream
+
+
+def make_copy(x):
+    """cudaMemcpyAsync of the input's bytes: the ceiling ("% of copy")."""
+    return bench.copy_call(x.size * x.itemsize)
+
+
+def make_cupysoftmax(x):
+    """cupysoftmax.softmax(x, axis=-1, out=y), y allocated once (NaN first, so unwritten elements show)."""
+    import cupy
+
+    from . import api
+
+    y = cupy.full(x.shape, numpy.nan, x.dtype)
+    return lambda: api.softmax(x, axis=-1, out=y)
+
+
+def make_torch(x):
+    """torch.softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as a user's call does."""
+    torch = _torch()
+    t = _as_torch(torch, x)
+    return _on_cupy_stream(torch, lambda: torch.softmax(t, dim=-1))
+
+
+def _softmax_last(t):
+    import torch
+
+    return torch.softmax(t, dim=-1)
+
+
+@functools.cache
+def _compiled_softmax(torch):
+    """One torch.compile'd softmax for the whole run, static shapes; enough recompiles for every shape."""
+    config = torch._dynamo.config
+    for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
+        if hasattr(config, limit):
+            setattr(config, limit, max(getattr(config, limit), 1024))
+    return torch.compile(_softmax_last, dynamic=False)
+
+
+def make_torch_compile(x):
+    """torch.compile (Inductor, dynamic=False) of a function calling torch.softmax; compiled here, not timed."""
+    torch = _torch()
+    t = _as_torch(torch, x)
+    compiled = _compiled_softmax(torch)
+    for _ in range(3):
+        compiled(t)
+    return _on_cupy_stream(torch, lambda: compiled(t))
+
+
+def make_triton(x):
+    """Our own Triton kernel on the fused-softmax tutorial's idea (peer_triton): persistent, the row in registers."""
+    torch = _torch()
+    try:
+        from . import peer_triton
+    except ImportError as exc:
+        raise Unsupported(f"triton is not importable ({exc})") from None
+    t = _as_torch(torch, x)
+    y = torch.full_like(t, float("nan"))
+    try:
+        run = peer_triton.launcher(t, y, device.facts(x.device.id).sms)
+    except ValueError as exc:  # the row does not fit in registers
+        raise Unsupported(f"the row is held in registers: {exc}") from None
+    return _on_cupy_stream(torch, run)
+
+
+def make_liger(x):
+    """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x."""
+    torch = _torch()
+    try:
+        from liger_kernel.ops.softmax import LigerSoftmaxFunction
+    except ImportError as exc:
+        raise Unsupported(f"liger_kernel is not importable ({exc})") from None
+    t = _as_torch(torch, x)
+    run = _on_cupy_stream(torch, lambda: LigerSoftmaxFunction.apply(t))
+    try:
+        run()
+    except RuntimeError as exc:  # Liger up to 0.8.5 refuses rows longer than one 65536 block
+        if "blocksize" not in str(exc):
+            raise
+        raise Unsupported(str(exc)) from None
+    return run
+
+
+def make_cupyx(x):
+    """cupyx.scipy.special.softmax(x, axis=-1)."""
+    if x.dtype == dtypes.BFLOAT16:
+        raise Unsupported("cupyx.scipy.special.softmax has no bfloat16 path")
+    import cupyx.scipy.special
+
+    return lambda: cupyx.scipy.special.softmax(x, axis=-1)
+
+
+@functools.cache
+def _jax_softmax(jax):
+    return jax.jit(functools.partial(jax.nn.softmax, axis=-1))
+
+
+JAX_NOTE = ("timed through the host: CuPy's stream is synchronised before the call (JAX runs on its own "
+            "streams) and the call ends with block_until_ready, so host dispatch and wake-up are included")
+
+
+def make_jax(x):
+    """jax.jit(jax.nn.softmax) on a JAX array imported from x through DLPack; blocks until the result is ready.
+
+    JAX launches on its own streams, so the event pair median_ms records on
+    CuPy's stream only brackets JAX's work because the host waits: first for
+    CuPy's stream (the L2 flush and the start event), then for JAX's result.
+    """
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to CuPy and torch
+    try:
+        import jax
+        import jax.dlpack
+    except ImportError as exc:
+        raise Unsupported(f"jax is not importable ({exc})") from None
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        raise Unsupported("JAX sees no GPU")
+    import cupy
+
+    a = jax.dlpack.from_dlpack(x)
+    f = _jax_softmax(jax)
+    stream = cupy.cuda.get_current_stream()
+
+    def run():
+        stream.synchronize()
+        return f(a).block_until_ready()
+
+    run.note = JAX_NOTE
+    return run
+
+
+PROVIDERS = {
+    "copy": make_copy,
+    "cupysoftmax": make_cupysoftmax,
+    "torch": make_torch,
+    "torch_compile": make_torch_compile,
+    "triton": make_triton,
+    "liger": make_liger,
+    "cupyx": make_cupyx,
+    "jax": make_jax,
+}
+
+
+# -- checking and timing --------------------------------------------------------------
+
+
+def _sample_rows(m: int, n: int) -> numpy.ndarray:
+    """Rows compared with the reference: evenly spread, first and last included, at most CHECK_ELEMENTS in all."""
+    k = max(2, min(64, CHECK_ELEMENTS // n))
+    return numpy.unique(numpy.linspace(0, m - 1, min(m, k)).round().astype(numpy.int64))
+
+
+def _host_rows(out, rows: numpy.ndarray) -> numpy.ndarray:
+    """Rows `rows` of a provider's result (CuPy, torch or JAX array) as a NumPy array."""
+    import cupy
+
+    if isinstance(out, cupy.ndarray):
+        return cupy.asnumpy(out[cupy.asarray(rows)])
+    if type(out).__module__.startswith("torch"):
+        import torch
+
+        return out[torch.as_tensor(rows, device=out.device)].float().cpu().numpy()
+    return numpy.asarray(out[rows])
+
+
+def _short(exc: Exception) -> str:
+    """The exception's type and the first line of its message, at most 300 characters."""
+    lines = str(exc).strip().splitlines()
+    return (f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__)[:300]
+
+
+def _record(shape: dict, provider: str, ms=None, ok=None, note="") -> dict:
+    nbytes = 2 * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
+    return {"M": shape["M"], "N": shape["N"], "dtype": shape["dtype"], "provider": provider,
+            "median_ms": ms, "GBps": None if ms is None else nbytes / ms / 1e6,
+            "op": FORWARD, "ok": ok, "note": note}
+
+
+def _measure(name: str, x, rows, expected, repeat: int) -> tuple:
+    """(median_ms, ok, note) of one provider on x; ok None when skipped, False when it failed."""
+    try:
+        fn = PROVIDERS[name](x)
+    except Unsupported as exc:
+        return None, None, f"skipped: {exc}"
+    except Exception as exc:  # a peer's own failure must not stop the suite
+        return None, False, f"setup failed: {_short(exc)}"
+    try:
+        if name != "copy":
+            err = reference.error_ratio(_host_rows(fn(), rows), expected, x.dtype)
+            if not err <= 1.0:
+                return None, False, f"check failed: max error {err:.3g} x tolerance"
+        ms = bench.median_ms(fn, repeat=repeat)
+    except Exception as exc:
+        return None, False, _short(exc)
+    return ms, True, getattr(fn, "note", "")
+
+
+def _free_gpu_memory() -> None:
+    import cupy
+
+    gc.collect()
+    cupy.get_default_memory_pool().free_all_blocks()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+def run_suite(shapes, providers=None, repeat: int = 50, progress=None) -> list[dict]:
+    """One record per (shape, provider): checked against the reference, then timed by bench.median_ms.
+
+    Input: standard normal x 3 in the shape's dtype, drawn fresh per shape.
+    `progress`, if given, is called with each record as it is made.
+    """
+    import cupy
+
+    names = list(PROVIDERS) if providers is None else list(providers)
+    unknown = [n for n in names if n not in PROVIDERS]
+    if unknown:
+        raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
+    records = []
+    for shape in shapes:
+        x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
+        rows = _sample_rows(shape["M"], shape["N"])
+        expected = reference.softmax(cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
+        for name in names:
+            record = _record(shape, name, *_measure(name, x, rows, expected, repeat))
+            records.append(record)
+            if progress is not None:
+                progress(record)
+        del x
+        _free_gpu_memory()
+    return records
+
+
+def sweep(m: int = SWEEP_M, n_values=SWEEP_N, dtype="float32", repeat: int = 10) -> list[dict]:
+    """cupysoftmax and the copy baseline over many N at one M: the same check and timing, fewer repeats."""
+    shapes = [{"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype))} for n in n_values]
+    return run_suite(shapes, ["copy", "cupysoftmax"], repeat=repeat)
+
+
+def cliffs(sweep_records) -> list[int]:
+    """N values where cupysoftmax's GB/s is more than CLIFF_DROP below the better of its two neighbours."""
+    points = sorted((r["N"], r["GBps"]) for r in sweep_records
+                    if r["provider"] == "cupysoftmax" and r.get("GBps") is not None)
+    return [n for (_, left), (n, here), (_, right) in zip(points, points[1:], points[2:])
+            if here < (1 - CLIFF_DROP) * max(left, right)]
+
+
+def host_cost(repeat: int = 2000) -> dict:
+    """Host microseconds per call: cupysoftmax.softmax on 8 x 1000 float32 against a bare RawKernel launch."""
+    import cupy
+
+    from . import api
+
+    x = cupy.random.standard_normal((8, 1000), dtype=numpy.float32)
+    noop = cupy.RawKernel(r'extern "C" __global__ void noop(float* p) {}', "noop")
+
+    def per_call_us(fn) -> float:
+        fn()  # compile, plan, load
+        cupy.cuda.get_current_stream().synchronize()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        cupy.cuda.get_current_stream().synchronize()
+        return (time.perf_counter() - start) / repeat * 1e6
+
+    ours = per_call_us(lambda: api.softmax(x, axis=-1))
+    raw = per_call_us(lambda: noop((1,), (1,), (x,)))
+    return {"softmax_us": ours, "raw_kernel_us": raw, "ratio": ours / raw, "repeat": repeat}
+
+
+# -- reporting ------------------------------------------------------------------------
+
+
+def _by_shape(records) -> dict:
+    """{(M, N, dtype): {provider: record}}, shapes in the order first seen."""
+    table: dict = {}
+    for r in records:
+        table.setdefault((r["M"], r["N"], r["dtype"]), {})[r["provider"]] = r
+    return table
+
+
+def _peers_present(records) -> list[str]:
+    present = {r["provider"] for r in records}
+    return [p for p in PROVIDERS if p in present and p != "copy"]
+
+
+def _cell(record) -> str:
+    if record is None or (record["median_ms"] is None and record.get("ok") is None):
+        return "–"
+    if record["median_ms"] is None:
+        return "fail" if record["note"].startswith("check failed") else "error"
+    return f"{record['GBps']:.0f}"
+
+
+def _speedup(row) -> float | None:
+    """torch's time over cupysoftmax's on one shape, or None unless both ran."""
+    ours, theirs = row.get("cupysoftmax"), row.get("torch")
+    if ours is None or theirs is None or ours["median_ms"] is None or theirs["median_ms"] is None:
+        return None
+    return theirs["median_ms"] / ours["median_ms"]
+
+
+def _pct_copy(row) -> float | None:
+    ours, copy = row.get("cupysoftmax"), row.get("copy")
+    if ours is None or copy is None or ours["median_ms"] is None or copy["median_ms"] is None:
+        return None
+    return 100 * copy["median_ms"] / ours["median_ms"]
+
+
+def geomean_speedup(records) -> tuple[float | None, int]:
+    """(geometric mean of torch time / cupysoftmax time, number of shapes) over shapes where both ran."""
+    ratios = [s for s in map(_speedup, _by_shape(records).values()) if s is not None]
+    if not ratios:
+        return None, 0
+    return math.exp(sum(map(math.log, ratios)) / len(ratios)), len(ratios)
+
+
+def markdown_table(records) -> str:
+    """One row per shape: GB/s of copy and each provider, cupysoftmax's % of copy and speed-up over torch."""
+    peers = _peers_present(records)
+    lines = ["| M | N | dtype | copy | " + " | ".join(peers) + " | cupysoftmax % of copy | × torch |",
+             "|---:|---:|---|---:|" + "---:|" * len(peers) + "---:|---:|"]
+    for (m, n, dtype), row in _by_shape(records).items():
+        pct, speedup = _pct_copy(row), _speedup(row)
+        cells = [str(m), str(n), dtype, _cell(row.get("copy")), *(_cell(row.get(p)) for p in peers),
+                 "–" if pct is None else f"{pct:.0f}%", "–" if speedup is None else f"{speedup:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    mean, count = geomean_speedup(records)
+    lines.append("")
+    if mean is None:
+        lines.append("Geometric-mean speed-up over torch.softmax: no shape where both ran.")
+    else:
+        lines.append(f"Geometric-mean speed-up over torch.softmax: {mean:.2f}× over {count} shapes.")
+    return "\n".join(lines)
+
+
+def summary(records) -> str:
+    """A short plain-text table: per shape, cupysoftmax's GB/s, % of copy, the best peer and × torch."""
+    lines = [f"{'M':>7} {'N':>8} {'dtype':<9}{'copy':>6}{'ours':>6}{'%copy':>7}  {'best peer':<20}{'x torch':>8}"]
+    for (m, n, dtype), row in _by_shape(records).items():
+        peers = [r for p, r in row.items() if p not in ("copy", "cupysoftmax") and r["GBps"] is not None]
+        best = max(peers, key=lambda r: r["GBps"], default=None)
+        pct, speedup = _pct_copy(row), _speedup(row)
+        best_text = "-" if best is None else f"{best['provider']} {best['GBps']:.0f}"
+        lines.append(f"{m:>7} {n:>8} {dtype:<9}{_cell(row.get('copy')):>6}{_cell(row.get('cupysoftmax')):>6}"
+                     f"{'-' if pct is None else f'{pct:.0f}%':>7}  {best_text:<20}"
+                     f"{'-' if speedup is None else f'{speedup:.2f}':>8}")
+    return "\n".join(lines)
+
+
+def plot(records, sweep_records, path) -> None:
+    """PNG of GB/s against N at M = 4096: float32 and bfloat16 panels, one line per provider."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(13, 5), layout="constrained")
+    panels = fig.subplots(1, 2, sharey=True)
+    colours = {p: f"C{i}" for i, p in enumerate(PROVIDERS)}
+    for ax, dtype in zip(panels, ("float32", "bfloat16")):
+        here = [r for r in records if r["M"] == SWEEP_M and r["dtype"] == dtype and r["GBps"] is not None]
+        for provider in [p for p in PROVIDERS if any(r["provider"] == p for r in here)]:
+            n, gbps = zip(*sorted((r["N"], r["GBps"]) for r in here if r["provider"] == provider))
+            ax.plot(n, gbps, marker="o", markersize=4, color=colours[provider], label=provider,
+                    linestyle="--" if provider == "copy" else "-")
+        if dtype == "float32" and sweep_records:
+            points = sorted((r["N"], r["GBps"]) for r in sweep_records
+                            if r["provider"] == "cupysoftmax" and r.get("GBps") is not None)
+            if points:
+                n, gbps = zip(*points)
+                ax.plot(n, gbps, linewidth=0.6, color=colours["cupysoftmax"], alpha=0.6, label="cupysoftmax sweep")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N (row length)")
+        ax.set_title(f"softmax forward, M = {SWEEP_M}, {dtype}")
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    panels[0].set_ylabel("GB/s (2·M·N·itemsize / median time)")
+    fig.savefig(path, dpi=120)
+
+
+# -- the whole run -----------------------------------------------------------------------
+
+
+def device_tag(name: str) -> str:
+    """A short lower-case tag for file names from a device name: "NVIDIA H100 80GB HBM3" -> "h100"."""
+    found = re.search(r"\b([A-Z]{1,2}\d{2,4})\b", name)
+    return found.group(1).lower() if found else "gpu"
+
+
+def commit() -> str:
+    """$COMMIT, else the checkout's short HEAD (with -dirty for uncommitted changes), else "unknown"."""
+    if os.environ.get("COMMIT"):
+        return os.environ["COMMIT"]
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def _versions() -> str:
+    from importlib import metadata
+
+    import cupy
+
+    found = [f"cupy {cupy.__version__}"]
+    for dist in ("torch", "triton", "jax", "liger-kernel"):
+        try:
+            found.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{dist} absent")
+    return ", ".join(found)
+
+
+def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
+    """The markdown report: header, the table, the sweep's cliffs and the host cost."""
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        f"# Forward softmax against its peers on {device_name}",
+        "",
+        f"{when}, commit `{commit()}`, {device_name}; {_versions()}.",
+        "",
+        f"One process, one GPU, one timing method for all: median of {repeat} calls of CUDA-event time on "
+        "CuPy's current stream (torch, Triton and Liger launch on it too), L2 flushed before each call, "
+        "after warm-up; each provider checked against the float64 reference before timing. Input standard "
+        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
+        "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
+        "host (block_until_ready), so its small shapes include dispatch.",
+        "",
+        markdown_table(records),
+    ]
+    if sweep_records is not None:
+        ns = sorted({r["N"] for r in sweep_records})
+        found = cliffs(sweep_records)
+        parts += ["", f"## Sweep: cupysoftmax at M = {SWEEP_M}, float32, N = {ns[0]}..{ns[-1]} ({len(ns)} shapes)",
+                  "", f"Cliffs (GB/s more than {CLIFF_DROP:.0%} below the better neighbour): "
+                  + (", ".join(f"N = {n}" for n in found) if found else "none")]
+    parts += ["", "## Host cost per call", "",
+              f"`cupysoftmax.softmax(x, axis=-1)` on 8 × 1000 float32: {host['softmax_us']:.1f} µs; "
+              f"a bare `cupy.RawKernel` launch: {host['raw_kernel_us']:.1f} µs; ratio {host['ratio']:.2f} "
+              f"(time.perf_counter over {host['repeat']} calls)."]
+    return "\n".join(parts) + "\n"
+
+
+def _progress_line(r: dict) -> str:
+    timing = "-" if r["median_ms"] is None else f"{r['median_ms'] * 1e3:10.1f} us {r['GBps']:7.0f} GB/s"
+    return f"{r['M']:>7} x {r['N']:<8} {r['dtype']:<9} {r['provider']:<14} {timing}  {r['note']}".rstrip()
+
+
+def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, with_plot: bool = True,
+         echo=print) -> list[dict]:
+    """Run the suite (and the sweep and host cost), write <out>/suite-<gpu>.{json,md,png}, echo a summary."""
+    import cupy
+
+    name = device.facts(cupy.cuda.Device().id).name
+    tag = device_tag(name)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records = run_suite(shapes, providers, repeat=repeat, progress=lambda r: echo(_progress_line(r)))
+    (out / f"suite-{tag}.json").write_text(json.dumps(records, indent=1) + "\n")
+    sweep_records = None
+    if with_sweep:
+        started = time.perf_counter()
+        sweep_records = sweep()
+        (out / f"sweep-{tag}.json").write_text(json.dumps(sweep_records, indent=1) + "\n")
+        echo(f"sweep: {len(sweep_records) // 2} shapes in {time.perf_counter() - started:.0f} s; "
+             f"cliffs at N = {cliffs(sweep_records) or 'none'}")
+    host = host_cost()
+    (out / f"suite-{tag}.md").write_text(report(records, sweep_records, host, name, repeat))
+    if with_plot:
+        plot(records, sweep_records, out / f"suite-{tag}.png")
+    echo(f"wrote {out}/suite-{tag}.*; host cost {host['softmax_us']:.1f} us per call "
+         f"against {host['raw_kernel_us']:.1f} us for a bare launch")
+    echo(summary(records))
+    return records

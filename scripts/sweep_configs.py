@@ -1,0 +1,90 @@
+"""Evidence for the planner's warp_rows and split_row rules: every launch shape a rule could pick, timed.
+
+For each shape: a copy baseline, then each candidate (knobs, threads, shared
+memory) checked against the float64 reference on sample rows and timed with
+bench.median_ms. The planner's own pick is starred. Prints one line a candidate.
+Usage: python scripts/sweep_configs.py [M N dtype]...   (default: the shapes below)
+"""
+import sys
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax.errors import UnsuitableVariant
+from cupysoftmax.planner import Launch, _ceil_div, _round_up
+
+SHAPES = [
+    (262144, 32, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"),
+    (4096, 1024, "bfloat16"), (4096, 4096, "bfloat16"), (4096, 32768, "float32"), (4096, 65536, "float32"),
+    (8192, 50257, "float32"), (4096, 65536, "bfloat16"), (8, 128256, "float32"), (32, 128256, "float32"),
+    (128, 262144, "float32"), (64, 1048576, "float32"),
+]
+
+
+def candidates(planner, m, n, pair, facts):
+    chunks = planner._chunks(n, pair, True)
+    for g, k in registry_knobs("warp_rows"):
+        if g * k >= chunks and (g * k) // 2 < chunks:
+            yield Launch("warp_rows", (g, k), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
+    for k, c in registry_knobs("split_row"):
+        if c > 1 and planner.device.compute_capability < (9, 0):
+            continue
+        per = _ceil_div(chunks, c)
+        kernel = facts("split_row", (k, c))
+        threads = _round_up(_ceil_div(per, k), 32)
+        most = min(1024, kernel.max_threads // 32 * 32)
+        if threads <= most:
+            yield Launch("split_row", (k, c), m * c, threads, 0, (numpy.int32(0),))
+        elif k == 8:
+            extra = _ceil_div(per, most) - k
+            if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
+                yield Launch("split_row", (k, c), m * c, most, extra * most * 16, (numpy.int32(extra),))
+
+
+def registry_knobs(name):
+    from cupysoftmax.variants import VARIANTS
+
+    return VARIANTS[name].knobs
+
+
+def main(shapes):
+    dev = cupy.cuda.Device().id
+    planner = api.planner(dev)
+    for m, n, dt in shapes:
+        dtype = dtypes.parse(dt)
+        pair = (dtype, dtype)
+        x = bench.random_input(m, n, dtype)
+        y = cupy.empty_like(x)
+        rows = cupy.asarray(numpy.unique(numpy.linspace(0, m - 1, min(m, 32)).astype(int)))
+        expected = reference.softmax(cupy.asnumpy(x[rows]), axis=-1)
+
+        def facts(name, knobs):
+            return loader.facts_of(loader.function(name, pair, knobs, dev))
+
+        picked = planner.plan("auto", m, n, pair, facts)
+        copy_ms = bench.median_ms(bench.copy_call(m * n * dtype.itemsize), repeat=20)
+        print(f"{m} x {n} {dt}: copy {copy_ms * 1e3:.1f} us", flush=True)
+        for launch in candidates(planner, m, n, pair, facts):
+            kernel = loader.function(launch.variant, pair, launch.knobs, dev)
+            if launch.smem > kernel.max_dynamic_shared_size_bytes:
+                kernel.max_dynamic_shared_size_bytes = launch.smem
+            y.fill(numpy.nan)
+            try:
+                api.launch_rows(kernel, launch, x, y)
+                cupy.cuda.Device().synchronize()
+            except Exception as exc:  # a cluster shape the GPU cannot place, say
+                print(f"   {launch.variant:<10} {str(launch.knobs):<8} {launch.block:>5} {launch.smem:>7}  launch failed: {exc}")
+                continue
+            err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype)
+            ms = bench.median_ms(lambda: api.launch_rows(kernel, launch, x, y), repeat=20)
+            star = "*" if (launch.variant, launch.knobs, launch.block) == (picked.variant, picked.knobs, picked.block) else " "
+            print(f" {star} {launch.variant:<10} {str(launch.knobs):<8} {launch.block:>5} {launch.smem:>7} "
+                  f"{kernel.num_regs:>4} {ms * 1e3:>9.1f} us {100 * copy_ms / ms:>5.0f}% err {err:.2f}", flush=True)
+        del x, y
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    main([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] if args else SHAPES)

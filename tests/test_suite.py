@@ -1,0 +1,172 @@
+"""The peer benchmark suite's pure parts (no GPU): the suite file, the table, the cliffs, the plot, the CLI."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cupysoftmax import cli, device, suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "scripts" / "suite.json"
+
+
+def rec(m, n, dtype, provider, ms, ok=True, note=""):
+    """A hand-made record as run_suite makes them (GB/s from the time)."""
+    return suite._record({"M": m, "N": n, "dtype": dtype}, provider, ms, ok, note)
+
+
+def test_load_shapes_reads_the_shipped_suite():
+    shapes = suite.load_shapes(SUITE)
+    assert len(shapes) == 39
+    assert shapes[0] == {"tag": "sweep", "M": 4096, "N": 256, "dtype": "float32"}
+    assert {"tag": "llm.c", "M": 8192, "N": 50257, "dtype": "bfloat16"} in shapes
+    assert {s["dtype"] for s in shapes} == {"float32", "bfloat16", "float16"}
+    assert {s["tag"] for s in shapes} == {"sweep", "llm.c", "vocab", "tinyN", "hugeN"}
+
+
+@pytest.mark.parametrize("shape, message", [
+    ({"M": 8, "dtype": "float32"}, "needs M, N and dtype"),
+    ({"M": 0, "N": 8, "dtype": "float32"}, "M = 0"),
+    ({"M": 8, "N": 2.5, "dtype": "float32"}, "N = 2.5"),
+    ({"M": 8, "N": 8, "dtype": "int32"}, "integer dtype"),
+])
+def test_load_shapes_rejects_a_malformed_shape(tmp_path, shape, message):
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"shapes": [{"M": 1, "N": 1, "dtype": "float16"}, shape]}))
+    with pytest.raises(ValueError, match=f"shape 1.*{message}"):
+        suite.load_shapes(path)
+
+
+def test_load_shapes_rejects_a_file_without_shapes(tmp_path):
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps([{"M": 1, "N": 1, "dtype": "float32"}]))
+    with pytest.raises(ValueError, match="shapes"):
+        suite.load_shapes(path)
+
+
+def test_provider_names_keep_the_order_given_and_reject_unknown_ones():
+    assert suite.provider_names(None) == list(suite.PROVIDERS)
+    assert suite.provider_names("torch, cupysoftmax") == ["torch", "cupysoftmax"]
+    with pytest.raises(ValueError, match="unknown provider 'tvm'"):
+        suite.provider_names("torch,tvm")
+
+
+def test_record_counts_read_and_write_bytes():
+    r = rec(4096, 1024, "bfloat16", "torch", 0.01)
+    assert r["GBps"] == pytest.approx(2 * 4096 * 1024 * 2 / 0.01e-3 / 1e9)
+    assert r["op"] == "forward" and rec(1, 8, "float32", "torch", None, ok=None)["GBps"] is None
+
+
+def hand_made_records():
+    # shape 1: ours 2x faster than torch; shape 2: 8x; shape 3: torch did not run
+    return [
+        rec(4096, 1024, "float32", "copy", 0.016),
+        rec(4096, 1024, "float32", "cupysoftmax", 0.020),
+        rec(4096, 1024, "float32", "torch", 0.040),
+        rec(4096, 1024, "float32", "triton", 0.025),
+        rec(4096, 65536, "bfloat16", "copy", 0.400),
+        rec(4096, 65536, "bfloat16", "cupysoftmax", 0.500),
+        rec(4096, 65536, "bfloat16", "torch", 4.000),
+        rec(4096, 65536, "bfloat16", "triton", None, ok=None, note="skipped: the row is held in registers"),
+        rec(1, 32000, "float32", "copy", 0.005),
+        rec(1, 32000, "float32", "cupysoftmax", 0.010),
+        rec(1, 32000, "float32", "torch", None, ok=False, note="check failed: max error 3 x tolerance"),
+        rec(1, 32000, "float32", "triton", None, ok=False, note="setup failed: RuntimeError: boom"),
+    ]
+
+
+def test_markdown_table_has_one_row_per_shape_and_the_geometric_mean():
+    lines = suite.markdown_table(hand_made_records()).splitlines()
+    assert lines[0] == "| M | N | dtype | copy | cupysoftmax | torch | triton | cupysoftmax % of copy | × torch |"
+    assert lines[2] == "| 4096 | 1024 | float32 | 2097 | 1678 | 839 | 1342 | 80% | 2.00 |"
+    assert lines[3] == "| 4096 | 65536 | bfloat16 | 2684 | 2147 | 268 | – | 80% | 8.00 |"
+    assert lines[4] == "| 1 | 32000 | float32 | 51 | 26 | fail | error | 50% | – |"
+    assert len(lines) == 7 and lines[5] == ""
+    assert lines[6] == "Geometric-mean speed-up over torch.softmax: 4.00× over 2 shapes."
+
+
+def test_markdown_table_says_when_torch_never_ran():
+    records = [r for r in hand_made_records() if r["provider"] != "torch"]
+    table = suite.markdown_table(records)
+    assert "| torch |" not in table
+    assert table.endswith("no shape where both ran.")
+
+
+def test_summary_names_the_best_peer_that_ran():
+    lines = suite.summary(hand_made_records()).splitlines()
+    assert len(lines) == 4
+    assert "triton 1342" in lines[1] and lines[1].rstrip().endswith("2.00")
+    assert "torch 268" in lines[2]
+    assert lines[3].split()[-2:] == ["-", "-"]
+
+
+def sweep_records(gbps):
+    out = []
+    for i, g in enumerate(gbps):
+        n = 256 + 128 * i
+        out += [rec(4096, n, "float32", "copy", 1.0), rec(4096, n, "float32", "cupysoftmax", 1.0)]
+        out[-1]["GBps"] = g
+    return out
+
+
+def test_cliffs_are_points_more_than_15_percent_below_the_better_neighbour():
+    records = sweep_records([100, 100, 80, 100, 86, 100, 84, 70, 100, 50])
+    records.reverse()  # order must not matter
+    # 80, 84 and 70 are each more than 15% below a neighbour of 100; 86 is not;
+    # the last point (50) has one neighbour only
+    assert suite.cliffs(records) == [512, 1024, 1152]
+
+
+def test_cliffs_ignore_other_providers_and_failed_points():
+    records = sweep_records([100, 60, 100])
+    records[3]["GBps"] = None  # cupysoftmax at N = 384 failed: no point, so no cliff
+    records += [rec(4096, 384, "float32", "torch", 1.0)]
+    records[-1]["GBps"] = 1.0
+    assert suite.cliffs(records) == []
+
+
+def test_device_tag_names_the_gpu_for_file_names():
+    assert suite.device_tag("NVIDIA H100 80GB HBM3") == "h100"
+    assert suite.device_tag("NVIDIA H200") == "h200"
+    assert suite.device_tag("NVIDIA GeForce RTX 4090") == "gpu"
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    records = [rec(4096, n, dtype, p, ms * n / 1024) for n in (256, 1024, 4096) for dtype in ("float32", "bfloat16")
+               for p, ms in (("copy", 0.01), ("cupysoftmax", 0.012), ("torch", 0.02))]
+    path = tmp_path / "suite.png"
+    suite.plot(records, sweep_records([1000, 1200, 900]), path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(device, "count", lambda: 0)
+
+
+def test_cli_bench_without_a_gpu_says_so_in_one_line(no_gpu):
+    result = CliRunner().invoke(cli.main, ["bench", "--suite", str(SUITE), "--no-sweep"])
+    assert result.exit_code == 1
+    assert result.output.strip() == "cupysoftmax: no CUDA device is visible"
+
+
+@pytest.mark.parametrize("args, hint", [(["--providers", "cupysoftmax,tvm"], "unknown provider 'tvm'"),
+                                        (["--suite", "no/such/suite.json"], "No such file")])
+def test_cli_bench_rejects_bad_arguments_before_looking_for_a_gpu(no_gpu, args, hint):
+    result = CliRunner().invoke(cli.main, ["bench", "--suite", str(SUITE), *args])
+    assert result.exit_code == 2
+    assert hint in result.output
+
+
+def test_the_script_runs_from_a_checkout_without_an_install(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_suite.py"), "--providers", "tvm"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert "unknown provider 'tvm'" in done.stderr
