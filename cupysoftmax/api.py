@@ -186,7 +186,19 @@ def row_args(launch: Launch, x2, y2) -> tuple:
 
 def launch_rows(kernel, launch: Launch, x2, y2) -> None:
     """Run one planned launch over (M, N) row views on the current stream."""
-    kernel((launch.grid,), (launch.block,), (x2, y2, *row_args(launch, x2, y2)), shared_mem=launch.smem)
+    run(kernel, launch, x2, y2, row_args(launch, x2, y2))
+
+
+def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
+    """Launch `kernel` on (x, y, *tail) once, or once per pass with a fresh workspace after tail."""
+    if not launch.workspace:
+        kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
+        return
+    import cupy
+
+    workspace = cupy.empty(launch.workspace, numpy.uint8)
+    for number in range(launch.passes):
+        kernel((launch.grid,), (launch.block,), (x, y, *tail, workspace, numpy.int32(number)), shared_mem=launch.smem)
 
 
 # -- the public function ----------------------------------------------------------
@@ -232,7 +244,7 @@ def _launch_remembered(x, kernel, launch, out_dtype, tail):
     import cupy
 
     y = cupy.empty(x.shape, out_dtype)
-    kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
+    run(kernel, launch, x, y, tail)
     return y
 
 

@@ -95,7 +95,13 @@ AUTO_FIRST = (
     (64, "warp_rows"),
     (INF, "split_row"),
 )
-AUTO_ORDER = ("split_row", "online")
+AUTO_ORDER = ("split_row", "two_pass", "online")
+
+# two_pass: threads per block, and blocks to aim for (a few per SM); a slice is
+# at least TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap.
+TWO_PASS_THREADS = 512
+TWO_PASS_BLOCKS_PER_SM = 4
+TWO_PASS_MIN_CHUNKS = 2048
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,8 @@ class Launch:
     block: int
     smem: int  # dynamic shared memory bytes
     args: tuple = ()  # kernel arguments after (x, y, rows, n, x_row_stride, y_row_stride)
+    workspace: int = 0  # bytes of scratch passed after args, then the pass number (0, 1, ...)
+    passes: int = 1
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -151,6 +159,7 @@ class Planner:
             "row_in_smem": self._row_in_smem,
             "rows_in_warp": self._rows_in_warp,
             "row_over_cluster": self._row_over_cluster,
+            "row_in_two_passes": self._row_in_two_passes,
         }
 
     # -- public -------------------------------------------------------------
@@ -323,3 +332,14 @@ class Planner:
         # persistent grid sized from an estimate could leave a late tail.
         grid = min(m, MAX_GRID // c) * c
         return Launch(v.name, (k, c), grid, threads, extra * threads * 16, (numpy.int32(extra),))
+
+    def _row_in_two_passes(self, v, m, n, pair, facts, aligned) -> Launch:
+        chunks = self._chunks(n, pair, aligned)
+        kernel = facts(v.name, v.knobs[0])
+        threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)
+        target = TWO_PASS_BLOCKS_PER_SM * self.device.sms
+        slices = max(1, min(_ceil_div(target, m), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
+        pair_bytes = 2 * dtypes.accumulator(pair).itemsize
+        grid = min(m * slices, MAX_GRID)
+        return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices),),
+                      workspace=m * slices * pair_bytes, passes=2)

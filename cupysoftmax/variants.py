@@ -88,6 +88,12 @@ VARIANTS: dict[str, Variant] = {
             knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
             cluster_template="softmax_split_row_cluster",
         ),
+        Variant(
+            "two_pass", "two_pass.cu", "softmax_two_pass", "row_in_two_passes",
+            "rows past the chip: (max, sum) per slice to a workspace, then merge and write, second read from L2",
+            "past the peers", reads=2,
+            knobs=((4,),),  # K chunks per thread in flight
+        ),
     )
 }
 

@@ -124,12 +124,12 @@ def test_kernel_thread_limit_is_respected(h100):
         (H100, 16384, F32, "split_row"),
         (H100, 50257, F32, "split_row"),
         (H100, 50257, F64, "split_row"),
-        (H100, 4194304, F32, "online"),
-        (SMALL, 50257, F32, "online"),
+        (H100, 4194304, F32, "two_pass"),
+        (SMALL, 50257, F32, "two_pass"),
         (SMALL, 12000, F32, "split_row"),
     ],
     ids=["h100_256_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
-         "h100_16MB_row_online", "small_vocab_no_clusters_online", "small_12k_split"],
+         "h100_16MB_row_two_pass", "small_vocab_no_clusters_two_pass", "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
     assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
@@ -209,3 +209,17 @@ def test_split_row_without_clusters_keeps_one_block_per_row():
 def test_split_row_refuses_rows_past_a_cluster_of_16(h100):
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*online"):
         h100.plan("split_row", 4, 4194304, F32, split_facts)
+
+
+@pytest.mark.parametrize(
+    "m, n, slices",
+    [(4, 4194304, 132),  # 4 rows x 132 slices = 4 blocks per SM
+     (64, 1048576, 9),
+     (1, 4096, 1)],  # a slice keeps at least 2048 chunks
+    ids=["few_huge_rows", "many_long_rows", "short_row_one_slice"],
+)
+def test_two_pass_slices_rows_over_every_sm_with_a_pair_each(h100, m, n, slices):
+    launch = h100.plan("two_pass", m, n, F32, fake_facts)
+    assert int(launch.args[0]) == slices and launch.grid == m * slices
+    assert (launch.passes, launch.workspace) == (2, m * slices * 8)  # one float32 (max, sum) per piece
+    assert h100.plan("two_pass", m, n, F64, fake_facts).workspace == m * slices * 16
