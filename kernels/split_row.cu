@@ -13,7 +13,8 @@
 // Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
-// (or to a variant that needs no clusters) elsewhere. C = 16 needs the
+// (or to a variant that needs no clusters) elsewhere, and gives a shared-memory
+// part (S > 0) to C = 1 only. C = 16 needs the
 // non-portable cluster size attribute, which the loader sets.
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a

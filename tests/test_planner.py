@@ -189,10 +189,9 @@ def split_facts(name, knobs):
      (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
      (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (4, 16), 128, 0),
-     (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
-     (64, 1048576, (8, 16), 1024, 8)],  # 4 MB rows: 16 x (128 KB of registers + 128 KB of shared memory)
+     (32, 128256, (8, 16), 256, 0)],  # 512 blocks, 4 resident per SM
     ids=["n1024_block_per_row", "n4096_block_per_row", "long_rows_registers_plus_smem", "few_rows_cluster16",
-         "one_row_cluster16", "32_rows_cluster16", "huge_rows_cluster16_plus_smem"],
+         "one_row_cluster16", "32_rows_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
     launch = h100.plan("split_row", m, n, F32, split_facts)
@@ -206,9 +205,10 @@ def test_split_row_without_clusters_keeps_one_block_per_row():
     assert launch.knobs[1] == 1 and launch.grid == 8
 
 
-def test_split_row_refuses_rows_past_a_cluster_of_16(h100):
-    with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*online"):
-        h100.plan("split_row", 4, 4194304, F32, split_facts)
+@pytest.mark.parametrize("m, n", [(4, 4194304), (64, 1048576)], ids=["16MB_rows", "4MB_rows_need_cluster_and_smem"])
+def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n):
+    with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
+        h100.plan("split_row", m, n, F32, split_facts)
 
 
 @pytest.mark.parametrize(
