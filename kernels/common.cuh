@@ -182,24 +182,25 @@ __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, i
     return out;
 }
 
-// Write chunk c (counted against the input row's shift) of the output row.
-// One 16-byte store when the chunk is whole and the output row has the input
-// row's misalignment and element width; element stores otherwise.
-template <typename Tout, typename Tin, typename F>
-__device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment,
-                                            int c, const Vec<Tin>& in, F prob) {
+// Write chunk c (counted against the input row's shift) of the output row;
+// value(k) gives its k-th output, V = 16 / sizeof(Tin) of them. One 16-byte
+// store when the chunk is whole and the output row has the input row's
+// misalignment and element width; element stores otherwise.
+template <typename Tin, typename Tout, typename F>
+__device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment, int c,
+                                            F value) {
     constexpr int V = Vec<Tin>::size;
     const int e0 = c * V - shift;
     if (sizeof(Tout) == sizeof(Tin) && same_alignment && e0 >= 0 && e0 + V <= n) {
         Vec<Tout> out;
 #pragma unroll
-        for (int k = 0; k < V; ++k) out.v[k] = prob(in.v[k]);
+        for (int k = 0; k < V; ++k) out.v[k] = value(k);
         *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
         return;
     }
 #pragma unroll
     for (int k = 0; k < V; ++k)
-        if (e0 + k >= 0 && e0 + k < n) row[e0 + k] = prob(in.v[k]);
+        if (e0 + k >= 0 && e0 + k < n) row[e0 + k] = value(k);
 }
 
 // exp(a - m), for float as exp2((a - m) * log2(e)): one FADD, one FMUL and
@@ -250,6 +251,34 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
 #pragma unroll
     for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms);
     return {m, s};
+}
+
+// The register-resident variants exponentiate each value once: a thread
+// keeps e = exp(a - its own max) for the values it holds, and once the row's
+// (max, sum) is known, multiplies them by one factor per thread.
+
+// e[j][k] = exp(a - shift) for every value a thread holds (shift =
+// FastExp::sum_shift(thread max)); returns their sum.
+template <typename A, typename T, int K>
+__device__ __forceinline__ A chunk_exps(const Vec<T> (&v)[K], A (&e)[K][Vec<T>::size], A shift) {
+    A s = A(0);
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int k = 0; k < Vec<T>::size; ++k) {
+            e[j][k] = FastExp::of(to_acc<A>(v[j].v[k]), shift);
+            s += e[j][k];
+        }
+    return s;
+}
+
+// exp(thread_max - max) / sum: turns a thread's e values into outputs. A
+// thread that held only -inf has e = 0 and gets 0 (its shift was 0, not its
+// max), unless the whole row is -inf: then exp(-inf - -inf) = NaN, as the
+// semantics ask. A NaN sum (NaN or +inf in the row) makes every factor NaN.
+template <typename A> __device__ __forceinline__ A output_factor(A thread_max, MaxSum<A> row) {
+    if (thread_max == neg_inf<A>() && row.m != neg_inf<A>()) return A(0);
+    return FastExp::of(thread_max, row.m) / row.s;
 }
 
 // Softmax of one row in three passes over global memory (max, sum of

@@ -102,9 +102,8 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
         for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
         const A thread_shift = csm::FastExp::sum_shift(m);
-        A s = A(0);
-#pragma unroll
-        for (int j = 0; j < K; ++j) s = csm::chunk_sum(s, v[j], thread_shift);
+        A e[K][V];  // the register part, exponentiated once
+        A s = csm::chunk_exps(v, e, thread_shift);
         for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], thread_shift);
         State stats = csm::block_reduce(State{m, s}, op, scratch);
         if constexpr (C > 1) {
@@ -115,16 +114,22 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
             stats = lane < C ? cluster_load(&partial[parity], lane) : op.identity();
             stats = csm::warp_reduce(stats, op);
         }
-        const auto prob = csm::normalizer<Tin, Tout>(stats);
+        const A factor = csm::output_factor(m, stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const int c = first + j * b + t;
-            if (c < end) csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c, v[j], prob);
+            if (c < end)
+                csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
+                                      [&](int k) { return csm::from_acc<Tout>(e[j][k] * factor); });
         }
+        const auto prob = csm::normalizer<Tin, Tout>(stats);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
-            if (c < end) csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c, cache[j * b + t], prob);
+            const csm::Vec<Tin>& chunk = cache[j * b + t];
+            if (c < end)
+                csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
+                                      [&](int k) { return prob(chunk.v[k]); });
         }
     }
     if constexpr (C > 1) {

@@ -59,9 +59,11 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
             Tout* yr = y + row * y_row_stride;
             const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll 4
-            for (int c = first + t; c < end; c += b)
-                csm::store_chunk(yr, static_cast<int>(n), shift, same_alignment, c,
-                                 csm::load_chunk(xr, static_cast<int>(n), shift, c), prob);
+            for (int c = first + t; c < end; c += b) {
+                const csm::Vec<Tin> chunk = csm::load_chunk(xr, static_cast<int>(n), shift, c);
+                csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
+                                      [&](int k) { return prob(chunk.v[k]); });
+            }
         }
     }
 }
