@@ -87,15 +87,15 @@ VARIANT_SPLIT = "split_row"
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
-# holds longer rows in a block (or a cluster, for few rows); online (two reads)
-# serves rows too long to keep on chip. H100 sweep of 2026-11-22: at N = 1024
+# holds longer rows in a block (or a cluster, for few rows); two_pass (two
+# reads, the second partly from L2) serves rows too long to keep on chip. H100 sweep of 2026-11-22: at N = 1024
 # float32 (256 chunks) split_row with 64 threads ran at 96% of copy, warp_rows
 # at 90%; at N = 256 (64 chunks) warp_rows 94%, split_row 77%.
 AUTO_FIRST = (
     (64, "warp_rows"),
     (INF, "split_row"),
 )
-AUTO_ORDER = ("split_row", "two_pass", "online")
+AUTO_ORDER = ("split_row", "two_pass")
 
 # two_pass: threads per block, and blocks to aim for (a few per SM); a slice is
 # at least TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap.
@@ -189,7 +189,7 @@ class Planner:
                 return self.rules[v.launch](v, m, n, pair, facts, aligned)
             except UnsuitableVariant:
                 continue
-        raise AssertionError("online serves every shape")  # internal invariant, not user input
+        raise AssertionError("two_pass serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
