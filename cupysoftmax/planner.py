@@ -83,7 +83,6 @@ SPLIT_ITEMS = (
 # rows, the C with the most blocks resident at once wins, then the smaller
 # (128 x 262144: C = 16 at two blocks per SM 73%, C = 8 44%).
 SPLIT_ROWS_PER_SM = 1
-VARIANT_SPLIT = "split_row"
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -95,7 +94,11 @@ AUTO_FIRST = (
     (64, "warp_rows"),
     (INF, "split_row"),
 )
-AUTO_ORDER = ("split_row", "two_pass")
+AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
+
+# warp_rows, split_row and two_pass index elements within a row with int
+# (e0 = chunk * V - shift, then e0 + V): rows up to 2^31 - 32 elements.
+CHUNKED_MAX_N = 2**31 - 32
 
 # two_pass: threads per block, and blocks to aim for (a few per SM); a slice is
 # at least TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap.
@@ -182,14 +185,14 @@ class Planner:
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
         """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves."""
-        first = lookup(AUTO_FIRST, self._chunks(n, pair, aligned))
+        first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
             try:
                 return self.rules[v.launch](v, m, n, pair, facts, aligned)
             except UnsuitableVariant:
                 continue
-        raise AssertionError("two_pass serves every shape")  # internal invariant, not user input
+        raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
@@ -267,7 +270,9 @@ class Planner:
         )
 
     def _chunks(self, n, pair, aligned) -> int:
-        """16-byte chunks a row of n elements spans at most."""
+        """16-byte chunks a row of n elements spans at most (the chunked kernels index a row with int)."""
+        if n > CHUNKED_MAX_N:
+            raise UnsuitableVariant(f"the 16-byte-chunk kernels index a row with int: a row of {n} is past {CHUNKED_MAX_N}")
         per_chunk = 16 // pair[0].itemsize
         return _ceil_div(n + (0 if aligned else per_chunk - 1), per_chunk)
 
@@ -306,7 +311,7 @@ class Planner:
         c = launch.knobs[1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
-        resident = self.blocks_per_sm(launch.block, facts(VARIANT_SPLIT, launch.knobs), launch.smem) * self.device.sms
+        resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 
     def _cluster_block(self, v, m, chunks, c, facts, itemsize) -> Launch | None:

@@ -273,11 +273,11 @@ __device__ __forceinline__ A chunk_exps(const Vec<T> (&v)[K], A (&e)[K][Vec<T>::
 }
 
 // exp(thread_max - max) / sum: turns a thread's e values into outputs. A
-// thread that held only -inf has e = 0 and gets 0 (its shift was 0, not its
-// max), unless the whole row is -inf: then exp(-inf - -inf) = NaN, as the
-// semantics ask. A NaN sum (NaN or +inf in the row) makes every factor NaN.
+// thread that held only -inf has e = 0 and gets 0 / sum (its shift was 0, not
+// its max): 0, or NaN when the row holds a NaN or +inf elsewhere; a row of
+// only -inf gets exp(-inf - -inf) = NaN, as the semantics ask.
 template <typename A> __device__ __forceinline__ A output_factor(A thread_max, MaxSum<A> row) {
-    if (thread_max == neg_inf<A>() && row.m != neg_inf<A>()) return A(0);
+    if (thread_max == neg_inf<A>() && row.m != neg_inf<A>()) return A(0) / row.s;
     return FastExp::of(thread_max, row.m) / row.s;
 }
 

@@ -49,14 +49,23 @@ __device__ __forceinline__ csm::MaxSum<double> cluster_load(const csm::MaxSum<do
     return v;
 }
 
-// 16 bytes global -> shared without passing through registers (sm_80+); the
-// thread that issued the copies waits for them with cp_async_wait_all.
-__device__ __forceinline__ void cp_async16(void* shared_dst, const void* global_src) {
+// 16 bytes global -> shared without passing through registers (sm_80+; a
+// plain copy before); the thread that issued the copies waits for them with
+// cp_async_wait_all.
+template <typename T> __device__ __forceinline__ void cp_async16(csm::Vec<T>* shared_dst, const T* global_src) {
+#if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
                  :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))), "l"(global_src) : "memory");
+#else
+    *shared_dst = *reinterpret_cast<const csm::Vec<T>*>(global_src);
+#endif
 }
 
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
 
 template <typename Tin, typename Tout, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,

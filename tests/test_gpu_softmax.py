@@ -93,7 +93,7 @@ def test_matches_reference(rng, variant, dtype, case, layout):
 
 def extreme_rows(rng, n, dtype):
     """Rows that reach the semantics rules: huge offsets, -inf masks, NaN, +inf, all -inf."""
-    rows = rng.standard_normal((9, n)) * 3
+    rows = rng.standard_normal((11, n)) * 3
     rows[0] += 1e4
     rows[1] -= 1e4
     rows[2, rng.random(n) < 0.5] = -numpy.inf
@@ -104,6 +104,10 @@ def extreme_rows(rng, n, dtype):
     rows[6, : n // 2] = -numpy.inf  # leading -inf: the online variant's first update
     rows[7, 0], rows[7, -1] = numpy.inf, -numpy.inf
     rows[8] *= 30  # logits up to about +-300: exp underflows, -ftz flushes
+    rows[9, 4:] = -numpy.inf  # NaN first, then a run of -inf: lanes holding only -inf must write NaN too
+    rows[9, 0] = numpy.nan
+    rows[10, 4:] = -numpy.inf  # the same with +inf
+    rows[10, 0] = numpy.inf
     return cupy.asarray(rows.astype(dtype))
 
 
@@ -121,7 +125,7 @@ def test_extreme_values_follow_the_semantics(rng, variant, dtype, n):
     got = cupy.asnumpy(out)
     reference.assert_close(got, expect(x), dtype)
     nan_rows = numpy.isnan(got).all(axis=1)
-    assert list(nan_rows) == [False, False, False, True, True, True, False, True, False]
+    assert list(nan_rows) == [False, False, False, True, True, True, False, True, False, True, True]
 
 
 @pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)

@@ -223,3 +223,10 @@ def test_two_pass_slices_rows_over_every_sm_with_a_pair_each(h100, m, n, slices)
     assert int(launch.args[0]) == slices and launch.grid == m * slices
     assert (launch.passes, launch.workspace) == (2, m * slices * 8)  # one float32 (max, sum) per piece
     assert h100.plan("two_pass", m, n, F64, fake_facts).workspace == m * slices * 16
+
+
+def test_rows_past_int_indexing_go_to_online(h100):
+    with pytest.raises(UnsuitableVariant, match="index a row with int.*variants that can: .*online"):
+        h100.plan("two_pass", 1, 2**31, F32, fake_facts)
+    assert h100.plan("auto", 1, 2**31, F32, fake_facts).variant == "online"
+    assert h100.plan("auto", 1, 2**31 - 32, F32, fake_facts).variant == "two_pass"
