@@ -67,9 +67,8 @@ WARP_ROWS_ITEMS = 2
 # must hold; more chunks per thread means more loads in flight per thread.
 # H100 sweep of 2026-11-22: 4096 x 1024 float32 (256 chunks) K = 4 96% of
 # copy, K = 2 87%; 4096 x 32768 (8192 chunks) K = 8 99%, K = 4 77%.
-# Values are for 4-byte elements; 2-byte ones take half as many chunks per
-# thread (a chunk holds twice the elements, each with its own exponentials):
-# 4096 x 1024 bfloat16 K = 4 77%, K = 8 55%; 4096 x 4096 K = 2 74%, K = 8 60%.
+# A chunk takes four registers whatever its element type: 2-byte values stay
+# packed (common.cuh, Held), so the same K serves every type.
 SPLIT_ITEMS = (
     (1024, 4),
     (INF, 8),
@@ -79,19 +78,30 @@ SPLIT_ITEMS = (
 # least SPLIT_ROWS_PER_SM rows per SM, the smallest C that holds a row wins:
 # clusters cost their syncs, and many rows keep every SM busy anyway (H100
 # sweep of 2026-11-22: 4096 x 32768 float32 at C = 1 99% of copy, C = 2 85%;
-# 8192 x 50257 at C = 1 with a shared-memory part 89%, C = 4 75%). With fewer
-# rows, the C with the most blocks resident at once wins, then the smaller
-# (128 x 262144: C = 16 at two blocks per SM 73%, C = 8 44%).
+# 8192 x 50257 at C = 1 with a shared-memory part 89%, C = 4 75%).
 SPLIT_ROWS_PER_SM = 1
+# With fewer rows, but at least SPLIT_BLOCK_ROWS, one block per row still wins
+# where its registers hold the row: a cluster's blocks wait for each other, and
+# the GPU places fewer clusters at once than blocks (cuOccupancyMaxActiveClusters:
+# 30 clusters of four 1024-thread blocks, 120 of 132 SMs). H100 sweep of
+# 2026-11-22 (scripts/sweep_configs.py, which prints those counts): 128 x 32000
+# float32 at C = 1 87% of copy, best cluster 70%; 64 x 32000 77% against 70%;
+# 32 x 32000 59% against 60%; 8 x 32000 49% against 56%.
+SPLIT_BLOCK_ROWS = 32
+# Fewer rows still, or rows one block's registers cannot hold: the C with the
+# most blocks resident at once wins, then the smaller (128 x 262144: C = 16 at
+# two blocks per SM 74%, C = 8 52%; 32 x 128256: C = 16 60%, C = 4 38%).
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
 # holds longer rows in a block (or a cluster, for few rows); two_pass (two
-# reads, the second partly from L2) serves rows too long to keep on chip. H100 sweep of 2026-11-22: at N = 1024
-# float32 (256 chunks) split_row with 64 threads ran at 96% of copy, warp_rows
-# at 90%; at N = 256 (64 chunks) warp_rows 94%, split_row 77%.
+# reads, the second partly from L2) serves rows too long to keep on chip.
+# H100 sweeps of 2026-11-22: at N = 1024 float32 (256 chunks) split_row with
+# 64 threads ran at 96% of copy, warp_rows at 90%; at N = 512 (128 chunks) warp_rows 101%, split_row 95%; at N = 384
+# float32 warp_rows 99%, split_row 88%; 4096 x 1024 bfloat16 (128 chunks)
+# warp_rows 99%, split_row 90%.
 AUTO_FIRST = (
-    (64, "warp_rows"),
+    (128, "warp_rows"),
     (INF, "split_row"),
 )
 AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
@@ -297,7 +307,7 @@ class Planner:
         chunks = self._chunks(n, pair, aligned)
         sizes = sorted({c for _, c in v.knobs if c == 1 or self.device.compute_capability >= (9, 0)})
         candidates = [launch for c in sizes
-                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, pair[0].itemsize))]
+                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts))]
         if not candidates:
             raise UnsuitableVariant(
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in a cluster of "
@@ -311,12 +321,14 @@ class Planner:
         c = launch.knobs[1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
+        if m >= SPLIT_BLOCK_ROWS and c == 1 and launch.smem == 0:
+            return (-INF, c)
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 
-    def _cluster_block(self, v, m, chunks, c, facts, itemsize) -> Launch | None:
+    def _cluster_block(self, v, m, chunks, c, facts) -> Launch | None:
         """A block shape holding `chunks` chunks per block of a C-block cluster, or None."""
-        items = lookup(SPLIT_ITEMS, chunks) // (2 if itemsize == 2 else 1)
+        items = lookup(SPLIT_ITEMS, chunks)
         for k in sorted({k for k, _ in v.knobs if k >= items}):
             kernel = facts(v.name, (k, c))
             most = min(1024, kernel.max_threads // 32 * 32)

@@ -15,6 +15,9 @@
 // - three_pass_row: max, sum, write over a row in global memory; the naive,
 //   smem_tree, warp and block variants differ only in who shares the row and
 //   how they combine partial results.
+// - Vec, load_chunk, store_chunk, widen: rows as 16-byte chunks (below).
+// - Held: what a register-resident variant keeps of its chunks between
+//   reading a row and writing it.
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -34,19 +37,8 @@ using acc_t = typename Acc<Tin, Tout>::type;
 
 template <typename A> __device__ __forceinline__ A to_acc(float v) { return static_cast<A>(v); }
 template <typename A> __device__ __forceinline__ A to_acc(double v) { return static_cast<A>(v); }
-// Half-precision values widen through volatile PTX: the compiler may not keep
-// the widened copies alive between passes (that doubled the registers of the
-// register-resident variants); it re-widens, one instruction, where needed.
-template <typename A> __device__ __forceinline__ A to_acc(__half v) {
-    float f;
-    asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(__half_as_ushort(v)));
-    return static_cast<A>(f);
-}
-template <typename A> __device__ __forceinline__ A to_acc(__nv_bfloat16 v) {
-    float f;
-    asm volatile("mov.b32 %0, {0, %1};" : "=f"(f) : "h"(__bfloat16_as_ushort(v)));
-    return static_cast<A>(f);
-}
+template <typename A> __device__ __forceinline__ A to_acc(__half v) { return static_cast<A>(__half2float(v)); }
+template <typename A> __device__ __forceinline__ A to_acc(__nv_bfloat16 v) { return static_cast<A>(__bfloat162float(v)); }
 
 template <typename T> struct FromAcc;
 template <> struct FromAcc<float> {
@@ -145,10 +137,76 @@ template <typename V, typename Op> __device__ __forceinline__ V block_reduce(V v
 // last chunks move element by element and are padded with -inf. So any N, and
 // views such as x[:, 1:], are served without reading outside the row.
 
+// Storage types as raw bits, and back.
+template <typename T> struct Bits;
+template <> struct Bits<float> {
+    using U = unsigned;
+    __device__ __forceinline__ static U of(float v) { return __float_as_uint(v); }
+    __device__ __forceinline__ static float to(U u) { return __uint_as_float(u); }
+};
+template <> struct Bits<double> {
+    using U = unsigned long long;
+    __device__ __forceinline__ static U of(double v) { return static_cast<U>(__double_as_longlong(v)); }
+    __device__ __forceinline__ static double to(U u) { return __longlong_as_double(static_cast<long long>(u)); }
+};
+template <> struct Bits<__half> {
+    using U = unsigned short;
+    __device__ __forceinline__ static U of(__half v) { return __half_as_ushort(v); }
+    __device__ __forceinline__ static __half to(U u) { return __ushort_as_half(u); }
+};
+template <> struct Bits<__nv_bfloat16> {
+    using U = unsigned short;
+    __device__ __forceinline__ static U of(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+    __device__ __forceinline__ static __nv_bfloat16 to(U u) { return __ushort_as_bfloat16(u); }
+};
+
+// A chunk is four 32-bit words, so that 2-byte values stay two to a register
+// (an array of eight 16-bit values would take a register each).
 template <typename T> struct alignas(16) Vec {
     static constexpr int size = 16 / sizeof(T);
-    T v[size];
+    unsigned w[4];
+    __device__ __forceinline__ T get(int k) const {
+        if constexpr (sizeof(T) == 2) return Bits<T>::to(static_cast<unsigned short>(w[k / 2] >> (k % 2 * 16)));
+        else if constexpr (sizeof(T) == 4) return Bits<T>::to(w[k]);
+        else return Bits<T>::to(static_cast<unsigned long long>(w[2 * k + 1]) << 32 | w[2 * k]);
+    }
+    __device__ __forceinline__ void set(int k, T value) {
+        const auto u = Bits<T>::of(value);
+        if constexpr (sizeof(T) == 2) {
+            const int at = k % 2 * 16;
+            w[k / 2] = (w[k / 2] & ~(0xffffu << at)) | static_cast<unsigned>(u) << at;
+        } else if constexpr (sizeof(T) == 4) {
+            w[k] = u;
+        } else {
+            w[2 * k] = static_cast<unsigned>(u);
+            w[2 * k + 1] = static_cast<unsigned>(u >> 32);
+        }
+    }
 };
+
+// A 2-byte value of a word (its low or high half) widened to float through
+// volatile PTX, one instruction straight from the packed word: the compiler
+// may not keep widened copies alive between a row's read and its write (that
+// doubles the registers of the register-resident variants); it re-widens
+// where needed, and the row stays packed two values to a register.
+__device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __nv_bfloat16*) {
+    float f;
+    if (high) asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(w));
+    else asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(w));
+    return f;
+}
+__device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __half*) {
+    float f;
+    if (high) asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(f) : "r"(w));
+    else asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }" : "=f"(f) : "r"(w));
+    return f;
+}
+
+// Element k of a chunk in the accumulation type.
+template <typename A, typename T> __device__ __forceinline__ A widen(const Vec<T>& v, int k) {
+    if constexpr (sizeof(T) == 2) return static_cast<A>(widen_half_word(v.w[k / 2], k % 2 == 1, static_cast<const T*>(nullptr)));
+    else return static_cast<A>(v.get(k));
+}
 
 template <typename T> __device__ __forceinline__ int misalignment(const T* p) {
     return static_cast<int>((reinterpret_cast<unsigned long long>(p) & 15ull) / sizeof(T));
@@ -164,7 +222,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 storage_neg_inf<__nv_bfloat
 template <typename T> __device__ __forceinline__ Vec<T> padding_chunk() {
     Vec<T> out;
 #pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) out.v[k] = storage_neg_inf<T>();
+    for (int k = 0; k < Vec<T>::size; ++k) out.set(k, storage_neg_inf<T>());
     return out;
 }
 
@@ -178,7 +236,7 @@ __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, i
     Vec<T> out = padding_chunk<T>();
 #pragma unroll
     for (int k = 0; k < V; ++k)
-        if (e0 + k >= 0 && e0 + k < n) out.v[k] = row[e0 + k];
+        if (e0 + k >= 0 && e0 + k < n) out.set(k, row[e0 + k]);
     return out;
 }
 
@@ -194,7 +252,7 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
     if (sizeof(Tout) == sizeof(Tin) && same_alignment && e0 >= 0 && e0 + V <= n) {
         Vec<Tout> out;
 #pragma unroll
-        for (int k = 0; k < V; ++k) out.v[k] = value(k);
+        for (int k = 0; k < V; ++k) out.set(k, value(k));
         *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
         return;
     }
@@ -216,18 +274,20 @@ struct FastExp {
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
 };
 
-// y = exp(a - max) / sum for one stored value, from a row's (max, sum).
-template <typename A, typename Tin, typename Tout> struct Normalize {
+// exp(a - max) / sum for value k of a chunk, from a row's (max, sum), in the
+// accumulation type.
+template <typename A, typename T> struct Normalize {
     A max, inv;
-    __device__ __forceinline__ Tout operator()(Tin a) const { return from_acc<Tout>(FastExp::of(to_acc<A>(a), max) * inv); }
+    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return FastExp::of(widen<A>(v, k), max) * inv; }
 };
-template <typename Tin, typename Tout, typename A>
-__device__ __forceinline__ Normalize<A, Tin, Tout> normalizer(MaxSum<A> row) { return {row.m, A(1) / row.s}; }
+template <typename T, typename A> __device__ __forceinline__ Normalize<A, T> normalizer(MaxSum<A> row) {
+    return {row.m, A(1) / row.s};
+}
 
 // Max of the values in a chunk, folded into m.
 template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, const Vec<T>& v) {
 #pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) m = acc_max(m, to_acc<A>(v.v[k]));
+    for (int k = 0; k < Vec<T>::size; ++k) m = acc_max(m, widen<A>(v, k));
     return m;
 }
 
@@ -236,16 +296,22 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, co
 // holds only -inf (its shift is 0); NaN and +inf make s NaN.
 template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms) {
 #pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(to_acc<A>(v.v[k]), ms);
+    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), ms);
     return s;
+}
+
+// Max of the K chunks a thread holds in registers.
+template <typename A, typename T, int K> __device__ __forceinline__ A chunks_max(const Vec<T> (&v)[K]) {
+    A m = neg_inf<A>();
+#pragma unroll
+    for (int j = 0; j < K; ++j) m = chunk_max(m, v[j]);
+    return m;
 }
 
 // (max, sum of exp(a - max)) over the K chunks a thread holds in registers.
 template <typename A, typename T, int K>
 __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
-    A m = neg_inf<A>();
-#pragma unroll
-    for (int j = 0; j < K; ++j) m = chunk_max(m, v[j]);
+    const A m = chunks_max<A>(v);
     const A ms = FastExp::sum_shift(m);
     A s = A(0);
 #pragma unroll
@@ -253,33 +319,71 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
     return {m, s};
 }
 
-// The register-resident variants exponentiate each value once: a thread
-// keeps e = exp(a - its own max) for the values it holds, and once the row's
-// (max, sum) is known, multiplies them by one factor per thread.
+// Held: what a thread of a register-resident variant keeps of its K chunks
+// between reading a row and writing it. Use:
+//   s = held.start(v, m)   m: the thread's max (of v and anything else it
+//                          holds); returns the sum of exp(a - sum_shift(m)) over v
+//   held.finish(row)       the row's (max, sum), once reduced
+//   held.out(j, k)         the k-th output of chunk j, in the accumulation type
+// Values as wide as their exponentials (float, double) keep e = exp(a - shift)
+// and are exponentiated once; at the end one factor per thread,
+// exp(m - max) / sum, turns e into outputs. Half-precision values keep the
+// values themselves, two to a register where their exponentials would take
+// one each, and are exponentiated again at write: registers, not
+// exponentials, bound how much of a row a block keeps in flight.
+__device__ __forceinline__ void order_after(float v) { asm volatile("" ::"f"(v)); }
+__device__ __forceinline__ void order_after(double v) { asm volatile("" ::"d"(v)); }
 
-// e[j][k] = exp(a - shift) for every value a thread holds (shift =
-// FastExp::sum_shift(thread max)); returns their sum.
-template <typename A, typename T, int K>
-__device__ __forceinline__ A chunk_exps(const Vec<T> (&v)[K], A (&e)[K][Vec<T>::size], A shift) {
-    A s = A(0);
+template <typename A, typename T, int K, bool KEEP_EXPS = (sizeof(T) >= sizeof(A))> struct Held;
+
+template <typename A, typename T, int K> struct Held<A, T, K, true> {
+    A e[K][Vec<T>::size];
+    A m, factor;
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max) {
+        m = thread_max;
+        const A shift = FastExp::sum_shift(m);
+        A s = A(0);
 #pragma unroll
-    for (int j = 0; j < K; ++j)
+        for (int j = 0; j < K; ++j)
 #pragma unroll
-        for (int k = 0; k < Vec<T>::size; ++k) {
-            e[j][k] = FastExp::of(to_acc<A>(v[j].v[k]), shift);
-            s += e[j][k];
+            for (int k = 0; k < Vec<T>::size; ++k) {
+                e[j][k] = FastExp::of(widen<A>(v[j], k), shift);
+                s += e[j][k];
+            }
+        return s;
+    }
+    // A thread that held only -inf has e = 0 and gets 0 / sum (its shift was
+    // 0, not its max): 0, or NaN when the row holds a NaN or +inf elsewhere; a
+    // row of only -inf gets exp(-inf - -inf) = NaN, as the semantics ask.
+    __device__ __forceinline__ void finish(MaxSum<A> row) {
+        factor = m == neg_inf<A>() && row.m != neg_inf<A>() ? A(0) / row.s : FastExp::of(m, row.m) / row.s;
+    }
+    __device__ __forceinline__ A out(int j, int k) const { return e[j][k] * factor; }
+};
+
+template <typename A, typename T, int K> struct Held<A, T, K, false> {
+    Vec<T> v[K];
+    Normalize<A, T> prob;
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max) {
+        A s = A(0);
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            v[j] = values[j];
+            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max));
         }
-    return s;
-}
-
-// exp(thread_max - max) / sum: turns a thread's e values into outputs. A
-// thread that held only -inf has e = 0 and gets 0 / sum (its shift was 0, not
-// its max): 0, or NaN when the row holds a NaN or +inf elsewhere; a row of
-// only -inf gets exp(-inf - -inf) = NaN, as the semantics ask.
-template <typename A> __device__ __forceinline__ A output_factor(A thread_max, MaxSum<A> row) {
-    if (thread_max == neg_inf<A>() && row.m != neg_inf<A>()) return A(0) / row.s;
-    return FastExp::of(thread_max, row.m) / row.s;
-}
+        return s;
+    }
+    // The empty volatile asm takes the reduced pair as input, so it runs after
+    // the reduction, and the re-widening in out() (volatile too) after it:
+    // without it the compiler widens ahead of a shuffle-only reduction and
+    // holds every widened value across it.
+    __device__ __forceinline__ void finish(MaxSum<A> row) {
+        order_after(row.m);
+        order_after(row.s);
+        prob = normalizer<T>(row);
+    }
+    __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
+};
 
 // Softmax of one row in three passes over global memory (max, sum of
 // exp(x - max), write). The threads sharing the row start at `first` and step

@@ -52,7 +52,7 @@ __global__ void softmax_smem_cached(const Tin* __restrict__ x, Tout* __restrict_
             const VIn chunk = *reinterpret_cast<const VIn*>(xr + i);
             *reinterpret_cast<VIn*>(row_cache + i) = chunk;
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) m = csm::acc_max(m, csm::to_acc<A>(chunk.v[k]));
+            for (int k = 0; k < VEC; ++k) m = csm::acc_max(m, csm::widen<A>(chunk, k));
         }
         for (long long i = body_end + threadIdx.x; i < n; i += blockDim.x) cache_one(i);
         m = csm::block_reduce(m, csm::MaxOp<A>(), scratch);  // its barriers also publish the cache
@@ -70,7 +70,7 @@ __global__ void softmax_smem_cached(const Tin* __restrict__ x, Tout* __restrict_
                 const VIn chunk = *reinterpret_cast<const VIn*>(row_cache + i);
                 VOut out;
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) out.v[k] = prob(chunk.v[k]);
+                for (int k = 0; k < VOut::size; ++k) out.set(k, prob(chunk.get(k)));  // VOut::size == VEC here
                 *reinterpret_cast<VOut*>(yr + i) = out;
             }
             for (long long i = body_end + threadIdx.x; i < n; i += blockDim.x) yr[i] = prob(row_cache[i]);

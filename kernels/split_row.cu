@@ -105,15 +105,12 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
             const int c = first + j * b + t;
             v[j] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
         }
-        A m = csm::neg_inf<A>();
-#pragma unroll
-        for (int j = 0; j < K; ++j) m = csm::chunk_max(m, v[j]);
+        A m = csm::chunks_max<A>(v);
         cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
         for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
-        const A thread_shift = csm::FastExp::sum_shift(m);
-        A e[K][V];  // the register part, exponentiated once
-        A s = csm::chunk_exps(v, e, thread_shift);
-        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], thread_shift);
+        csm::Held<A, Tin, K> held;
+        A s = held.start(v, m);
+        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m));
         State stats = csm::block_reduce(State{m, s}, op, scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = stats;
@@ -123,22 +120,22 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
             stats = lane < C ? cluster_load(&partial[parity], lane) : op.identity();
             stats = csm::warp_reduce(stats, op);
         }
-        const A factor = csm::output_factor(m, stats);
+        held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const int c = first + j * b + t;
             if (c < end)
                 csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
-                                      [&](int k) { return csm::from_acc<Tout>(e[j][k] * factor); });
+                                      [&](int k) { return csm::from_acc<Tout>(held.out(j, k)); });
         }
-        const auto prob = csm::normalizer<Tin, Tout>(stats);  // the shared-memory part, exponentiated again
+        const auto prob = csm::normalizer<Tin>(stats);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
             if (c < end)
                 csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
-                                      [&](int k) { return prob(chunk.v[k]); });
+                                      [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); });
         }
     }
     if constexpr (C > 1) {

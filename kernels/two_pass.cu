@@ -55,14 +55,14 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         } else {
             State stats = op.identity();
             for (int s = 0; s < slices; ++s) stats = op(stats, partials[row * slices + s]);
-            const auto prob = csm::normalizer<Tin, Tout>(stats);
+            const auto prob = csm::normalizer<Tin>(stats);
             Tout* yr = y + row * y_row_stride;
             const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll 4
             for (int c = first + t; c < end; c += b) {
                 const csm::Vec<Tin> chunk = csm::load_chunk(xr, static_cast<int>(n), shift, c);
                 csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
-                                      [&](int k) { return prob(chunk.v[k]); });
+                                      [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); });
             }
         }
     }

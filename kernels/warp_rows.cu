@@ -38,20 +38,17 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
             const int c = j * G + lane_in_row;
             v[j] = c < chunks ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
         }
-        A thread_max = csm::neg_inf<A>();
-#pragma unroll
-        for (int j = 0; j < K; ++j) thread_max = csm::chunk_max(thread_max, v[j]);
-        A e[K][csm::Vec<Tin>::size];
-        const A thread_sum = csm::chunk_exps(v, e, csm::FastExp::sum_shift(thread_max));
-        const csm::MaxSum<A> stats = csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op);
-        const A factor = csm::output_factor(thread_max, stats);
+        const A thread_max = csm::chunks_max<A>(v);
+        csm::Held<A, Tin, K> held;
+        const A thread_sum = held.start(v, thread_max);
+        held.finish(csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op));
         const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const int c = j * G + lane_in_row;
             if (c < chunks)
                 csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
-                                      [&](int k) { return csm::from_acc<Tout>(e[j][k] * factor); });
+                                      [&](int k) { return csm::from_acc<Tout>(held.out(j, k)); });
         }
     }
 }

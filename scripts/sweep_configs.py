@@ -2,9 +2,12 @@
 
 For each shape: a copy baseline, then each candidate (knobs, threads, shared
 memory) checked against the float64 reference on sample rows and timed with
-bench.median_ms. The planner's own pick is starred. Prints one line a candidate.
+bench.median_ms. The planner's own pick is starred. Prints one line a candidate:
+variant, knobs, threads, shared memory, registers, clusters resident at once
+(cuOccupancyMaxActiveClusters; "-" without clusters), time, % of copy, error.
 Usage: python scripts/sweep_configs.py [M N dtype]...   (default: the shapes below)
 """
+import ctypes
 import sys
 
 import cupy
@@ -15,10 +18,12 @@ from cupysoftmax.errors import UnsuitableVariant
 from cupysoftmax.planner import Launch, _ceil_div, _round_up
 
 SHAPES = [
-    (262144, 32, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"),
-    (4096, 1024, "bfloat16"), (4096, 4096, "bfloat16"), (4096, 32768, "float32"), (4096, 65536, "float32"),
-    (8192, 50257, "float32"), (4096, 65536, "bfloat16"), (8, 128256, "float32"), (32, 128256, "float32"),
-    (128, 262144, "float32"), (64, 1048576, "float32"),
+    (262144, 32, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 384, "float32"),
+    (4096, 512, "float32"), (4096, 1024, "float32"), (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"),
+    (4096, 4096, "bfloat16"), (4096, 16384, "bfloat16"), (4096, 32768, "float32"), (4096, 65536, "float32"),
+    (8192, 50257, "float32"), (8192, 50257, "bfloat16"), (4096, 65536, "bfloat16"), (8, 32000, "float32"),
+    (32, 32000, "float32"), (64, 32000, "float32"), (128, 32000, "float32"), (8, 128256, "float32"),
+    (32, 128256, "float32"), (128, 128256, "bfloat16"), (128, 262144, "float32"), (64, 1048576, "float32"),
 ]
 
 
@@ -40,6 +45,22 @@ def candidates(planner, m, n, pair, facts):
             extra = _ceil_div(per, most) - k
             if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
                 yield Launch("split_row", (k, c), m * c, most, extra * most * 16, (numpy.int32(extra),))
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
+
+
+def active_clusters(kernel, launch):
+    """How many clusters of a split_row launch the GPU holds at once (cuOccupancyMaxActiveClusters); "-" for C = 1."""
+    if launch.variant != "split_row" or launch.knobs[1] == 1:
+        return "-"
+    config = _LaunchConfig((launch.knobs[1], 1, 1), (launch.block, 1, 1), launch.smem, None, None, 0)
+    count = ctypes.c_int()
+    driver = ctypes.CDLL("libcuda.so.1")
+    status = driver.cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))
+    return count.value if status == 0 else f"error {status}"
 
 
 def registry_knobs(name):
@@ -80,7 +101,8 @@ def main(shapes):
             ms = bench.median_ms(lambda: api.launch_rows(kernel, launch, x, y), repeat=20)
             star = "*" if (launch.variant, launch.knobs, launch.block) == (picked.variant, picked.knobs, picked.block) else " "
             print(f" {star} {launch.variant:<10} {str(launch.knobs):<8} {launch.block:>5} {launch.smem:>7} "
-                  f"{kernel.num_regs:>4} {ms * 1e3:>9.1f} us {100 * copy_ms / ms:>5.0f}% err {err:.2f}", flush=True)
+                  f"{kernel.num_regs:>4} {active_clusters(kernel, launch)!s:>5} {ms * 1e3:>9.1f} us "
+                  f"{100 * copy_ms / ms:>5.0f}% err {err:.2f}", flush=True)
         del x, y
         cupy.get_default_memory_pool().free_all_blocks()
 

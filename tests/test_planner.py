@@ -120,6 +120,8 @@ def test_kernel_thread_limit_is_respected(h100):
     "gpu, n, pair, expected",
     [
         (H100, 256, F32, "warp_rows"),
+        (H100, 512, F32, "warp_rows"),
+        (H100, 1024, F16, "warp_rows"),
         (H100, 1000, F32, "split_row"),
         (H100, 16384, F32, "split_row"),
         (H100, 50257, F32, "split_row"),
@@ -128,7 +130,7 @@ def test_kernel_thread_limit_is_respected(h100):
         (SMALL, 50257, F32, "two_pass"),
         (SMALL, 12000, F32, "split_row"),
     ],
-    ids=["h100_256_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
+    ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
          "h100_16MB_row_two_pass", "small_vocab_no_clusters_two_pass", "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
@@ -189,9 +191,13 @@ def split_facts(name, knobs):
      (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
      (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (4, 16), 128, 0),
-     (32, 128256, (8, 16), 256, 0)],  # 512 blocks, 4 resident per SM
+     (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
+     (128, 32000, (8, 1), 1024, 0),  # 32+ rows a block holds in registers: no cluster
+     (31, 32000, (4, 16), 128, 0),  # below SPLIT_BLOCK_ROWS: clusters again
+     (128, 128256, (8, 16), 256, 0)],  # one block would need shared memory: clusters
     ids=["n1024_block_per_row", "n4096_block_per_row", "long_rows_registers_plus_smem", "few_rows_cluster16",
-         "one_row_cluster16", "32_rows_cluster16"],
+         "one_row_cluster16", "32_rows_cluster16", "128_rows_block_per_row", "31_rows_cluster16",
+         "128_long_rows_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
     launch = h100.plan("split_row", m, n, F32, split_facts)
