@@ -88,6 +88,12 @@ SPLIT_ROWS_PER_SM = 1
 # float32 at C = 1 87% of copy, best cluster 70%; 64 x 32000 77% against 70%;
 # 32 x 32000 59% against 60%; 8 x 32000 49% against 56%.
 SPLIT_BLOCK_ROWS = 32
+# Clusters only for rows of more than SPLIT_CLUSTER_MIN_CHUNKS chunks: below,
+# one block reads its row about as fast as a cluster does, without the
+# cluster's syncs and its costlier launch. H100 sweep of 2026-11-22, float32:
+# 1 x 4096 at C = 1 6.5 us, best cluster 7.7; 8 x 8192 7.3 against 8.2;
+# 8 x 16384 (4096 chunks) 8.7 against 8.7; 8 x 32000 11.0 against 9.5.
+SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # Fewer rows still, or rows one block's registers cannot hold: the C with the
 # most blocks resident at once wins, then the smaller (128 x 262144: C = 16 at
 # two blocks per SM 74%, C = 8 52%; 32 x 128256: C = 16 60%, C = 4 38%).
@@ -305,7 +311,8 @@ class Planner:
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned) -> Launch:
         chunks = self._chunks(n, pair, aligned)
-        sizes = sorted({c for _, c in v.knobs if c == 1 or self.device.compute_capability >= (9, 0)})
+        clusters = self.device.compute_capability >= (9, 0) and chunks > SPLIT_CLUSTER_MIN_CHUNKS
+        sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
         candidates = [launch for c in sizes
                       if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts))]
         if not candidates:

@@ -262,13 +262,20 @@ def test_cupyx_scipy_signature_is_a_drop_in(rng):
                                       rtol=1e-12)
 
 
-def test_remembered_calls_stay_correct(rng):
+@pytest.mark.parametrize("m, n", [(64, 1000), (8, 32000), (4096, 100)],
+                         ids=["split_row_block", "split_row_cluster16", "warp_rows"])
+def test_remembered_calls_stay_correct(rng, m, n):
     # the second call of a (shape, strides, dtype, axis) takes the remembered launch
-    for _ in range(2):
-        x = draw(rng, (64, 1000), numpy.float32)
+    from cupysoftmax import api
+
+    api._calls.clear()
+    for call in range(2):
+        x = draw(rng, (m, n), numpy.float32)
+        remembered = [key for key in api._calls if key[:4] == (x.shape, x.strides, x.dtype, -1)]
+        assert len(remembered) == call  # the first call plans, the second finds it remembered
         reference.assert_close(cupy.asnumpy(softmax(x, axis=-1)), expect(x), numpy.float32)
-    view = draw(rng, (64, 1001), numpy.float32)[:, 1:]  # same shape, other strides and alignment
+    view = draw(rng, (m, n + 1), numpy.float32)[:, 1:]  # same shape, other strides and alignment
     for _ in range(2):
         reference.assert_close(cupy.asnumpy(softmax(view, axis=-1)), expect(view), numpy.float32)
-    half = draw(rng, (64, 1000), numpy.float16)  # same shape, other dtype
+    half = draw(rng, (m, n), numpy.float16)  # same shape, other dtype
     reference.assert_close(cupy.asnumpy(softmax(half, axis=-1)), expect(half), numpy.float16)

@@ -194,10 +194,12 @@ def split_facts(name, knobs):
      (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
      (128, 32000, (8, 1), 1024, 0),  # 32+ rows a block holds in registers: no cluster
      (31, 32000, (4, 16), 128, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (128, 128256, (8, 16), 256, 0)],  # one block would need shared memory: clusters
+     (128, 128256, (8, 16), 256, 0),  # one block would need shared memory: clusters
+     (8, 16384, (8, 1), 512, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster
+     (8, 16388, (4, 16), 96, 0)],  # one chunk more: clusters, the most blocks resident
     ids=["n1024_block_per_row", "n4096_block_per_row", "long_rows_registers_plus_smem", "few_rows_cluster16",
          "one_row_cluster16", "32_rows_cluster16", "128_rows_block_per_row", "31_rows_cluster16",
-         "128_long_rows_cluster16"],
+         "128_long_rows_cluster16", "8_rows_64KB_no_cluster", "8_rows_past_64KB_cluster"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
     launch = h100.plan("split_row", m, n, F32, split_facts)
