@@ -243,17 +243,19 @@ __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, i
 // Write chunk c (counted against the input row's shift) of the output row;
 // value(k) gives its k-th output, V = 16 / sizeof(Tin) of them. One 16-byte
 // store when the chunk is whole and the output row has the input row's
-// misalignment and element width; element stores otherwise.
+// misalignment and element width; element stores otherwise. `streaming`
+// marks the 16-byte stores evict-first in L2 (st.global.cs).
 template <typename Tin, typename Tout, typename F>
 __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment, int c,
-                                            F value) {
+                                            F value, bool streaming = false) {
     constexpr int V = Vec<Tin>::size;
     const int e0 = c * V - shift;
     if (sizeof(Tout) == sizeof(Tin) && same_alignment && e0 >= 0 && e0 + V <= n) {
         Vec<Tout> out;
 #pragma unroll
         for (int k = 0; k < V; ++k) out.set(k, value(k));
-        *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
+        if (streaming) __stcs(reinterpret_cast<uint4*>(row + e0), make_uint4(out.w[0], out.w[1], out.w[2], out.w[3]));
+        else *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
         return;
     }
 #pragma unroll
@@ -337,6 +339,7 @@ __device__ __forceinline__ void order_after(double v) { asm volatile("" ::"d"(v)
 template <typename A, typename T, int K, bool KEEP_EXPS = (sizeof(T) >= sizeof(A))> struct Held;
 
 template <typename A, typename T, int K> struct Held<A, T, K, true> {
+    static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
     __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max) {
@@ -362,6 +365,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, true> {
 };
 
 template <typename A, typename T, int K> struct Held<A, T, K, false> {
+    static constexpr int chunks = K;
     Vec<T> v[K];
     Normalize<A, T> prob;
     __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max) {
@@ -384,6 +388,36 @@ template <typename A, typename T, int K> struct Held<A, T, K, false> {
     }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
 };
+
+// The K chunks first, first + stride, ... of a row, -inf padding from `end` on.
+template <typename T, int K>
+__device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
+                                            int stride, int end) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const int c = first + j * stride;
+        v[j] = c < end ? load_chunk(row, n, shift, c) : padding_chunk<T>();
+    }
+}
+
+// Write the chunks a thread holds (first, first + stride, ... before `end`),
+// their values from held.out.
+template <typename Tin, typename Tout, typename H>
+__device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int shift, bool same_alignment, int first,
+                                             int stride, int end, const H& held, bool streaming = false) {
+#pragma unroll
+    for (int j = 0; j < H::chunks; ++j) {
+        const int c = first + j * stride;
+        if (c < end)
+            store_chunk<Tin>(
+                row, n, shift, same_alignment, c, [&](int k) { return from_acc<Tout>(held.out(j, k)); }, streaming);
+    }
+}
+
+// 16-byte chunks spanned by a row of n elements starting `shift` elements past a chunk boundary.
+__device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) {
+    return static_cast<int>((n + shift + per_chunk - 1) / per_chunk);
+}
 
 // Softmax of one row in three passes over global memory (max, sum of
 // exp(x - max), write). The threads sharing the row start at `first` and step

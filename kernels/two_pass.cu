@@ -35,7 +35,7 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         const int slice = static_cast<int>(piece % slices);
         const Tin* xr = x + row * x_row_stride;
         const int shift = csm::misalignment(xr);
-        const int chunks = static_cast<int>((n + shift + V - 1) / V);
+        const int chunks = csm::chunks_of(n, shift, V);
         const int per_slice = (chunks + slices - 1) / slices;
         const int first = slice * per_slice;
         const int end = first + per_slice < chunks ? first + per_slice : chunks;

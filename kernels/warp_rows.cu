@@ -31,24 +31,14 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         const Tin* xr = x + (live ? row : 0) * x_row_stride;
         Tout* yr = y + (live ? row : 0) * y_row_stride;
         const int shift = csm::misalignment(xr);
-        const int chunks = live ? static_cast<int>((n + shift + csm::Vec<Tin>::size - 1) / csm::Vec<Tin>::size) : 0;
+        const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
         csm::Vec<Tin> v[K];
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int c = j * G + lane_in_row;
-            v[j] = c < chunks ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
-        }
+        csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
         const A thread_max = csm::chunks_max<A>(v);
         csm::Held<A, Tin, K> held;
         const A thread_sum = held.start(v, thread_max);
         held.finish(csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op));
-        const bool same_alignment = csm::misalignment(yr) == shift;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int c = j * G + lane_in_row;
-            if (c < chunks)
-                csm::store_chunk<Tin>(yr, static_cast<int>(n), shift, same_alignment, c,
-                                      [&](int k) { return csm::from_acc<Tout>(held.out(j, k)); });
-        }
+        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
+                               held);
     }
 }
