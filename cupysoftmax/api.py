@@ -189,15 +189,15 @@ def launch_rows(kernel, launch: Launch, x2, y2) -> None:
 
 
 def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
-    """Launch `kernel` on (x, y, *tail) once, or once per pass with a fresh workspace after tail."""
+    """Launch `kernel` on (x, y, *tail); one with a workspace gets it zeroed after tail, cooperatively."""
     if not launch.workspace:
         kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
         return
     import cupy
 
-    workspace = cupy.empty(launch.workspace, numpy.uint8)
-    for number in range(launch.passes):
-        kernel((launch.grid,), (launch.block,), (x, y, *tail, workspace, numpy.int32(number)), shared_mem=launch.smem)
+    workspace = cupy.zeros(launch.workspace, numpy.uint8)
+    kernel.kernel((launch.grid,), (launch.block,), (x, y, *tail, workspace), shared_mem=launch.smem,
+                  enable_cooperative_groups=True)
 
 
 # -- the public function ----------------------------------------------------------

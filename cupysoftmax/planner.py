@@ -116,11 +116,17 @@ AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MA
 # (e0 = chunk * V - shift, then e0 + V): rows up to 2^31 - 32 elements.
 CHUNKED_MAX_N = 2**31 - 32
 
-# two_pass: threads per block, and blocks to aim for (a few per SM); a slice is
-# at least TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap.
-TWO_PASS_THREADS = 512
-TWO_PASS_BLOCKS_PER_SM = 4
+# two_pass: threads per block on a grid of every block resident at once (a
+# row's second phase waits for blocks of the same grid); a slice is at least
+# TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap; a group
+# of rows takes at most 1 / TWO_PASS_L2_SHARE of L2 (two groups are in flight;
+# the second read of one should find it there). H100 sweep of 2026-11-22
+# (64 x 1048576 float32, % of copy): share 2 / 256 threads 65%, 2 / 512 62%,
+# 3 / 512 57%, 4 / 512 57%, 12 / 512 23% (groups of one row leave blocks
+# idle); 4 x 4194304 (a row a group at any share): 256 threads 56%, 512 58%.
+TWO_PASS_THREADS = 256
 TWO_PASS_MIN_CHUNKS = 2048
+TWO_PASS_L2_SHARE = 2
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,7 @@ class Launch:
     block: int
     smem: int  # dynamic shared memory bytes
     args: tuple = ()  # kernel arguments after (x, y, rows, n, x_row_stride, y_row_stride)
-    workspace: int = 0  # bytes of scratch passed after args, then the pass number (0, 1, ...)
-    passes: int = 1
+    workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -367,9 +372,10 @@ class Planner:
         chunks = self._chunks(n, pair, aligned)
         kernel = facts(v.name, v.knobs[0])
         threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)
-        target = TWO_PASS_BLOCKS_PER_SM * self.device.sms
-        slices = max(1, min(_ceil_div(target, m), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
+        grid = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
+        row_bytes = n * pair[0].itemsize
+        group_rows = max(1, min(m, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes))
+        slices = max(1, min(_ceil_div(grid, group_rows), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
         pair_bytes = 2 * dtypes.accumulator(pair).itemsize
-        grid = min(m * slices, MAX_GRID)
-        return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices),),
-                      workspace=m * slices * pair_bytes, passes=2)
+        return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
+                      workspace=m * slices * pair_bytes + m * 4)  # a pair per piece, a counter per row

@@ -226,13 +226,20 @@ template <typename T> __device__ __forceinline__ Vec<T> padding_chunk() {
     return out;
 }
 
+// How a whole chunk is read: a plain 16-byte load, or one with an L2 hint.
+struct PlainLoad {
+    template <typename T> __device__ __forceinline__ Vec<T> operator()(const T* p) const {
+        return *reinterpret_cast<const Vec<T>*>(p);
+    }
+};
+
 // Chunk and element indices inside a row are int: the register-resident
 // variants hold at most a few million elements of a row.
-template <typename T>
-__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c) {
+template <typename T, typename Load = PlainLoad>
+__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {}) {
     constexpr int V = Vec<T>::size;
     const int e0 = c * V - shift;
-    if (e0 >= 0 && e0 + V <= n) return *reinterpret_cast<const Vec<T>*>(row + e0);
+    if (e0 >= 0 && e0 + V <= n) return load(row + e0);
     Vec<T> out = padding_chunk<T>();
 #pragma unroll
     for (int k = 0; k < V; ++k)
@@ -390,13 +397,13 @@ template <typename A, typename T, int K> struct Held<A, T, K, false> {
 };
 
 // The K chunks first, first + stride, ... of a row, -inf padding from `end` on.
-template <typename T, int K>
+template <typename T, int K, typename Load = PlainLoad>
 __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
-                                            int stride, int end) {
+                                            int stride, int end, Load load = {}) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
-        v[j] = c < end ? load_chunk(row, n, shift, c) : padding_chunk<T>();
+        v[j] = c < end ? load_chunk(row, n, shift, c, load) : padding_chunk<T>();
     }
 }
 

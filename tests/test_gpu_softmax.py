@@ -236,6 +236,20 @@ def test_unsuitable_variant_says_why_and_which_can(rng):
         softmax(x, axis=-1, variant="smem_cached")
 
 
+@pytest.mark.parametrize(
+    "m, n, dtype",
+    [(9, 1048576 + 3, numpy.float32),  # three L2 groups of three 4 MB rows: both pair buffers, reused
+     (3, 4194304 + 1, numpy.float16),  # 8 MB rows, two to a group, the last group short
+     (2, 3 * 2**20 + 5, numpy.float64)],  # one group; a row of 24 MB
+    ids=["two_pass_three_groups_f32", "two_pass_short_last_group_f16", "two_pass_one_group_f64"],
+)
+def test_two_pass_over_groups_of_rows(rng, m, n, dtype):
+    x = draw(rng, (m, n + 1), dtype)[:, 1:]  # misaligned rows: partial first and last chunks
+    out = poisoned(x.shape, dtype)
+    assert softmax(x, axis=-1, out=out, variant="two_pass") is out
+    reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
+
+
 @pytest.mark.parametrize("variant", ["auto", *VARIANTS])
 def test_same_input_same_bits(rng, variant):
     x = draw(rng, (300, 1000), numpy.float32)

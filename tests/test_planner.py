@@ -220,17 +220,19 @@ def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n):
 
 
 @pytest.mark.parametrize(
-    "m, n, slices",
-    [(4, 4194304, 132),  # 4 rows x 132 slices = 4 blocks per SM
-     (64, 1048576, 9),
-     (1, 4096, 1)],  # a slice keeps at least 2048 chunks
+    "m, n, group_rows, slices",
+    [(4, 4194304, 1, 512),  # 16 MB rows: one row a group (half of L2 at most), 2048-chunk slices
+     (64, 1048576, 6, 88),  # 4 MB rows: six a group, 6 x 88 pieces for 528 blocks
+     (1, 4096, 1, 1)],  # a slice keeps at least 2048 chunks
     ids=["few_huge_rows", "many_long_rows", "short_row_one_slice"],
 )
-def test_two_pass_slices_rows_over_every_sm_with_a_pair_each(h100, m, n, slices):
+def test_two_pass_groups_rows_to_fit_l2_and_slices_them_over_the_resident_grid(h100, m, n, group_rows, slices):
     launch = h100.plan("two_pass", m, n, F32, fake_facts)
-    assert int(launch.args[0]) == slices and launch.grid == m * slices
-    assert (launch.passes, launch.workspace) == (2, m * slices * 8)  # one float32 (max, sum) per piece
-    assert h100.plan("two_pass", m, n, F64, fake_facts).workspace == m * slices * 16
+    assert launch.grid == 4 * 132  # 64 registers: four blocks of 256 per SM, all resident
+    assert tuple(map(int, launch.args)) == (slices, group_rows)
+    assert launch.workspace == m * slices * 8 + m * 4  # a float32 (max, sum) per piece, a counter per row
+    wide = h100.plan("two_pass", m, n, F64, fake_facts)  # rows twice as long: groups and slices of their own
+    assert wide.workspace == m * int(wide.args[0]) * 16 + m * 4
 
 
 def test_rows_past_int_indexing_go_to_online(h100):
