@@ -8,6 +8,7 @@ cached.
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
 
 import numpy
@@ -167,6 +168,11 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
     kernel = loader.function(launch.variant, pair, launch.knobs, device_id)
     if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
         kernel.max_dynamic_shared_size_bytes = launch.smem
+    if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
+        from cupy.cuda import driver
+
+        per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, launch.block, launch.smem)
+        launch = dataclasses.replace(launch, grid=min(launch.grid, per_sm * p.device.sms))
     if len(_launches) >= _MAX_CACHED_LAUNCHES:
         _launches.clear()
     hit = _launches[key] = (kernel, launch)
@@ -286,10 +292,11 @@ def _softmax(x, axis, out, dtype, variant, key):
         if not direct:
             y2 = cupy.empty((m, n), out_dtype)
         launch_rows(kernel, launch, x2, y2)
+        function = kernel.kernel  # loaded on x's device, which is current here
         if not direct:
             ys[...] = y2.reshape(ys.shape)
     if key is not None and viewed and direct and not launch.workspace:
         if len(_calls) >= _MAX_CACHED_LAUNCHES:
             _calls.clear()
-        _calls[key] = (kernel.kernel, (launch.grid,), (launch.block,), launch.smem, out_dtype, row_args(launch, x2, y2))
+        _calls[key] = (function, (launch.grid,), (launch.block,), launch.smem, out_dtype, row_args(launch, x2, y2))
     return result

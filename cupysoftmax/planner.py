@@ -86,7 +86,7 @@ SPLIT_ROWS_PER_SM = 1
 # 30 clusters of four 1024-thread blocks, 120 of 132 SMs). H100 sweep of
 # 2026-11-22 (scripts/sweep_configs.py, which prints those counts): 128 x 32000
 # float32 at C = 1 87% of copy, best cluster 70%; 64 x 32000 77% against 70%;
-# 32 x 32000 59% against 60%; 8 x 32000 49% against 56%.
+# 32 x 32000 59% against 60% (the break-even); 8 x 32000 49% against 56%.
 SPLIT_BLOCK_ROWS = 32
 # Clusters only for rows of more than SPLIT_CLUSTER_MIN_CHUNKS chunks: below,
 # one block reads its row about as fast as a cluster does, without the
@@ -119,9 +119,10 @@ CHUNKED_MAX_N = 2**31 - 32
 # two_pass: threads per block on a grid of every block resident at once (a
 # row's second phase waits for blocks of the same grid); a slice is at least
 # TWO_PASS_MIN_CHUNKS 16-byte chunks so a block has work to overlap; a group
-# of rows takes at most 1 / TWO_PASS_L2_SHARE of L2 (two groups are in flight;
-# the second read of one should find it there). H100 sweep of 2026-11-22
-# (64 x 1048576 float32, % of copy): share 2 / 256 threads 65%, 2 / 512 62%,
+# of rows takes at most 1 / TWO_PASS_L2_SHARE of L2, or one row where a row is
+# longer (two groups or more are in flight; the second read of one should find
+# it there). H100 sweep of 2026-11-22 (scripts/sweep_two_pass.py; 64 x 1048576
+# float32, % of copy): share 2 / 256 threads 65%, 2 / 512 62%,
 # 3 / 512 57%, 4 / 512 57%, 12 / 512 23% (groups of one row leave blocks
 # idle); 4 x 4194304 (a row a group at any share): 256 threads 56%, 512 58%.
 TWO_PASS_THREADS = 256
@@ -329,7 +330,7 @@ class Planner:
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 
     def _cluster_rank(self, m, launch, facts):
-        """Smaller is better (see SPLIT_ROWS_PER_SM)."""
+        """Smaller is better (see SPLIT_ROWS_PER_SM and SPLIT_BLOCK_ROWS)."""
         c = launch.knobs[1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
@@ -350,7 +351,8 @@ class Planner:
         # Registers full: the rest of the slice goes to shared memory, in one
         # block per row only. A cluster with a shared-memory part (one block
         # per SM, its SMs in lockstep) lost to two_pass: 64 x 1048576 float32
-        # 40% of copy against 56% (H100, 2026-11-22).
+        # 40% of copy against 56% (H100, 2026-11-22, two_pass then two launches;
+        # 64% now).
         if c > 1:
             return None
         k = max(k for k, _ in v.knobs)

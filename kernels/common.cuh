@@ -257,13 +257,15 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
                                             F value, bool streaming = false) {
     constexpr int V = Vec<Tin>::size;
     const int e0 = c * V - shift;
-    if (sizeof(Tout) == sizeof(Tin) && same_alignment && e0 >= 0 && e0 + V <= n) {
-        Vec<Tout> out;
+    if constexpr (sizeof(Tout) == sizeof(Tin)) {
+        if (same_alignment && e0 >= 0 && e0 + V <= n) {
+            Vec<Tout> out;
 #pragma unroll
-        for (int k = 0; k < V; ++k) out.set(k, value(k));
-        if (streaming) __stcs(reinterpret_cast<uint4*>(row + e0), make_uint4(out.w[0], out.w[1], out.w[2], out.w[3]));
-        else *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
-        return;
+            for (int k = 0; k < V; ++k) out.set(k, value(k));
+            if (streaming) __stcs(reinterpret_cast<uint4*>(row + e0), make_uint4(out.w[0], out.w[1], out.w[2], out.w[3]));
+            else *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
+            return;
+        }
     }
 #pragma unroll
     for (int k = 0; k < V; ++k)

@@ -5,12 +5,14 @@
 // in L2 between their two reads. Phase 0 of a piece folds its slice into a (max, sum)
 // pair (16-byte loads, K chunks per thread in flight), writes it to a
 // workspace and counts it into its row's counter. Phase 1 of a piece waits
-// until its row's counter holds every slice, merges the row's pairs in slice
-// order, reads its slice again -- from L2 -- and writes exp(x - max) / sum.
+// until its row's counter holds every slice, merges the row's pairs (the
+// same order in every block of the row), reads its slice again -- from L2 --
+// and writes exp(x - max) / sum.
 // Every block walks the groups pipelined by one: phase 0 of its pieces of
 // group g, then phase 1 of its pieces of group g - 1, which the whole grid
 // finished reading a step earlier, so waits are rare and no grid-wide barrier
-// stalls every SM. x leaves HBM once and y is written once.
+// stalls every SM. y is written once; x leaves HBM once where the second
+// read hits L2 (not for rows longer than half of L2, which go a row a group).
 //
 // Limits: any N; workspace of rows * slices (max, sum) pairs and rows 32-bit
 // counters. A row's phase 1 waits for blocks of the same grid.

@@ -238,10 +238,10 @@ def test_unsuitable_variant_says_why_and_which_can(rng):
 
 @pytest.mark.parametrize(
     "m, n, dtype",
-    [(9, 1048576 + 3, numpy.float32),  # three L2 groups of three 4 MB rows: both pair buffers, reused
-     (3, 4194304 + 1, numpy.float16),  # 8 MB rows, two to a group, the last group short
-     (2, 3 * 2**20 + 5, numpy.float64)],  # one group; a row of 24 MB
-    ids=["two_pass_three_groups_f32", "two_pass_short_last_group_f16", "two_pass_one_group_f64"],
+    [(9, 1048576 + 3, numpy.float32),  # 4 MB rows, six a group on a 50 MB L2: groups of 6 and 3
+     (3, 4194304 + 1, numpy.float16),  # 8 MB rows: one group of three
+     (2, 3 * 2**20 + 5, numpy.float64)],  # 24 MB rows: a row a group, two groups
+    ids=["two_pass_short_last_group_f32", "two_pass_one_group_f16", "two_pass_row_a_group_f64"],
 )
 def test_two_pass_over_groups_of_rows(rng, m, n, dtype):
     x = draw(rng, (m, n + 1), dtype)[:, 1:]  # misaligned rows: partial first and last chunks
