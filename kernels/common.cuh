@@ -342,9 +342,6 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
 // values themselves, two to a register where their exponentials would take
 // one each, and are exponentiated again at write: registers, not
 // exponentials, bound how much of a row a block keeps in flight.
-__device__ __forceinline__ void order_after(float v) { asm volatile("" ::"f"(v)); }
-__device__ __forceinline__ void order_after(double v) { asm volatile("" ::"d"(v)); }
-
 template <typename A, typename T, int K, bool KEEP_EXPS = (sizeof(T) >= sizeof(A))> struct Held;
 
 template <typename A, typename T, int K> struct Held<A, T, K, true> {
@@ -386,15 +383,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false> {
         }
         return s;
     }
-    // The empty volatile asm takes the reduced pair as input, so it runs after
-    // the reduction, and the re-widening in out() (volatile too) after it:
-    // without it the compiler widens ahead of a shuffle-only reduction and
-    // holds every widened value across it.
-    __device__ __forceinline__ void finish(MaxSum<A> row) {
-        order_after(row.m);
-        order_after(row.s);
-        prob = normalizer<T>(row);
-    }
+    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T>(row); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
 };
 
