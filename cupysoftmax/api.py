@@ -209,14 +209,16 @@ def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
 # -- the public function ----------------------------------------------------------
 
 
-# The common call -- a CuPy array, no out= or dtype=, axis None or an int --
-# remembered per (shape, strides, dtype, axis, variant, device, alignment) once
-# the full path has served it directly (no copy): later calls cost a dict
-# look-up, one allocation and the launch. The host time of this path is the
-# product (issue 3: at most 1.3 x a bare RawKernel launch), so it skips
-# layers: the loaded Function rather than RawKernel.__call__, cupy.ndarray
-# rather than cupy.empty (each about 1.2 us on the H100 host, 2026-11-22).
-# Launches with a workspace (two_pass, rows of megabytes) keep the full path.
+# The common call -- a CuPy array, no dtype=, axis None or an int, out None
+# or a CuPy array -- remembered per (shape, strides, dtype, axis, variant,
+# device, alignment, and the same of out) once the full path has served it
+# directly (no copy): later calls cost a dict look-up, the result's allocation
+# (or a bounds check that out does not overlap x) and the launch. The host
+# time of this path is the product (issue 3: at most 1.3 x a bare RawKernel
+# launch), so it skips layers: the loaded Function rather than
+# RawKernel.__call__, cupy.ndarray rather than cupy.empty (each about 1.2 us on
+# the H100 host, 2026-11-22). Launches with a workspace (two_pass, rows of
+# megabytes) keep the full path.
 _calls: dict[tuple, tuple] = {}
 _ndarray = None  # cupy.ndarray, once cupy has been imported
 _current_device = None  # cupy.cuda.runtime.getDevice, likewise
@@ -241,18 +243,33 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     rows do not have one stride, goes through one contiguous copy.
     """
     key = None
-    if type(x) is _ndarray and out is None and dtype is None and (axis is None or type(axis) is int):
-        key = (x.shape, x.strides, x.dtype, axis, variant, x.data.device_id, x.data.ptr % 16 == 0)
+    if type(x) is _ndarray and dtype is None and (axis is None or type(axis) is int) and (
+            out is None or type(out) is _ndarray):
+        key = (x.shape, x.strides, x.dtype, axis, variant, x.data.device_id, x.data.ptr % 16 == 0,
+               None if out is None else (out.shape, out.strides, out.dtype, out.data.device_id, out.data.ptr % 16 == 0))
         hit = _calls.get(key)
         if hit is not None and key[5] == _current_device():  # launches go to the current device
-            return _launch_remembered(x, *hit)
+            function, grid, block, smem, out_dtype, tail, spans = hit
+            if out is None:
+                out = _ndarray(x.shape, out_dtype)
+            elif _overlap(x.data.ptr, out.data.ptr, spans):
+                return _softmax(x, axis, out, dtype, variant, None)
+            function(grid, block, (x, out, *tail), shared_mem=smem)
+            return out
     return _softmax(x, axis, out, dtype, variant, key)
 
 
-def _launch_remembered(x, function, grid, block, smem, out_dtype, tail):
-    y = _ndarray(x.shape, out_dtype)
-    function(grid, block, (x, y, *tail), shared_mem=smem)
-    return y
+def _span(a) -> tuple[int, int]:
+    """Bytes [lo, hi) that an array touches, relative to its data pointer."""
+    lo = sum((size - 1) * stride for size, stride in zip(a.shape, a.strides) if stride < 0)
+    hi = sum((size - 1) * stride for size, stride in zip(a.shape, a.strides) if stride > 0) + a.itemsize
+    return lo, hi
+
+
+def _overlap(x_ptr: int, y_ptr: int, spans) -> bool:
+    """Whether x's and out's byte ranges overlap (cupy.may_share_memory's bounds test)."""
+    (x_lo, x_hi), (y_lo, y_hi) = spans
+    return x_ptr + x_lo < y_ptr + y_hi and y_ptr + y_lo < x_ptr + x_hi
 
 
 def _softmax(x, axis, out, dtype, variant, key):
@@ -298,5 +315,6 @@ def _softmax(x, axis, out, dtype, variant, key):
     if key is not None and viewed and direct and not launch.workspace:
         if len(_calls) >= _MAX_CACHED_LAUNCHES:
             _calls.clear()
-        _calls[key] = (function, (launch.grid,), (launch.block,), launch.smem, out_dtype, row_args(launch, x2, y2))
+        spans = (_span(x), _span(result))
+        _calls[key] = (function, (launch.grid,), (launch.block,), launch.smem, out_dtype, row_args(launch, x2, y2), spans)
     return result

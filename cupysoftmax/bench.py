@@ -4,8 +4,15 @@ One method for every provider (ours, the copy baseline, the peers):
 - warm up first (compilation, planning and module load stay out);
 - before each timed call, write a buffer twice the size of L2 so the input is
   read from HBM, not from cache;
-- record an event pair around the call on the current stream, synchronise once
-  at the end, take the median.
+- queue the call behind a gate: a one-thread kernel that holds the stream
+  until the host opens it, after the event pair and the call are queued. The
+  timed region then holds the device's work only, never a wait for the host
+  to launch it (Python launch paths take 6 to 80 us, the timed calls 5 to
+  200 us; ungated, the same kernel read 28.0 us or 25.1 us in one process
+  depending on what had run before: scripts/probe_timing.py, PERFORMANCE.md);
+- record an event pair around the call on the current stream, take the median.
+A call that must wait on the host itself (JAX's, marked `syncs_host`) is timed
+ungated.
 The ceiling is a cudaMemcpyAsync device-to-device copy of the same bytes,
 timed in the same run: "% of copy".
 """
@@ -21,21 +28,79 @@ from . import variants as registry
 from .errors import UnsuitableVariant
 
 
+GATE_SOURCE = r"""
+extern "C" __global__ void gate(const volatile unsigned* open) {
+    while (*open == 0) __nanosleep(256);
+}
+"""
+GATE_TIMEOUT_S = 5.0  # a call still blocked this long is waiting on the host: the gate opens and the timing fails
+
+
+class Gate:
+    """Holds the current stream until the host opens it: a kernel spinning on a flag in pinned host memory."""
+
+    def __init__(self):
+        import cupy
+
+        self._memory = cupy.cuda.alloc_pinned_memory(4)
+        self._flag = numpy.frombuffer(self._memory, numpy.uint32, 1)
+        self._kernel = cupy.RawModule(code=GATE_SOURCE).get_function("gate")
+
+    def close(self) -> None:
+        """Queue the gate: work queued after it waits until open()."""
+        self._flag[0] = 0
+        self._kernel((1,), (1,), (numpy.uintp(self._memory.ptr),))
+
+    def open(self) -> None:
+        self._flag[0] = 1
+
+
 def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:
-    """Median milliseconds of `fn()` over `repeat` calls, each after an L2 flush."""
+    """Median milliseconds of `fn()` over `repeat` calls, each after an L2 flush, queued behind a gate."""
     import cupy
 
     flush = cupy.empty(2 * device.facts(cupy.cuda.Device().id).l2_bytes, numpy.uint8)
+    gate = None if getattr(fn, "syncs_host", False) else Gate()
     for _ in range(warmup):
         fn()
-    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
-    for start, end in events:
+    times = []
+    for _ in range(repeat):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
         flush.fill(1)
+        if gate is None:
+            start.record()
+            fn()
+            end.record()
+        else:
+            _gated(gate, fn, start, end)
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+def _gated(gate: Gate, fn, start, end) -> None:
+    """Queue start, fn(), end behind a closed gate, then open it; RuntimeError if fn() waited on the device."""
+    import threading
+
+    fired = threading.Event()
+
+    def release():
+        fired.set()
+        gate.open()
+
+    gate.close()
+    watchdog = threading.Timer(GATE_TIMEOUT_S, release)
+    watchdog.start()
+    try:
         start.record()
         fn()
         end.record()
-    events[-1][1].synchronize()
-    return statistics.median(cupy.cuda.get_elapsed_time(s, e) for s, e in events)
+    finally:
+        watchdog.cancel()
+        gate.open()
+    if fired.is_set():
+        raise RuntimeError(f"the timed call took over {GATE_TIMEOUT_S} s to queue (did it wait on the device?); "
+                           "mark it syncs_host to time it ungated")
 
 
 def copy_call(nbytes: int):

@@ -79,3 +79,26 @@ def test_import_needs_no_gpu_and_exposes_the_api():
     assert callable(cupysoftmax.softmax)
     assert set(cupysoftmax.VARIANTS) >= {"naive", "smem_tree", "warp", "block", "online", "registers", "smem_cached"}
     assert issubclass(cupysoftmax.UnsuitableVariant, ValueError)
+
+
+class _Strided:  # what api._span reads of an array
+    def __init__(self, shape, strides, itemsize):
+        self.shape, self.strides, self.itemsize = shape, strides, itemsize
+
+
+@pytest.mark.parametrize("shape, strides, span", [
+    ((4, 5), (20, 4), (0, 80)),  # C-contiguous float32
+    ((4, 5), (-20, 4), (-60, 20)),  # rows reversed: x[::-1]
+    ((4, 5), (24, 4), (0, 92)),  # x[:, 1:] of a (4, 6) array
+    ((1, 5), (0, 4), (0, 20)),  # a broadcast row stride touches one row
+])
+def test_span_of_strided_layouts(shape, strides, span):
+    assert api._span(_Strided(shape, strides, 4)) == span
+
+
+def test_overlap_is_the_bounds_test():
+    spans = ((0, 80), (0, 80))
+    assert api._overlap(1000, 1000, spans)  # in place
+    assert api._overlap(1000, 1079, spans)  # one element shared
+    assert not api._overlap(1000, 1080, spans)  # adjacent
+    assert not api._overlap(1080, 1000, spans)

@@ -293,3 +293,22 @@ def test_remembered_calls_stay_correct(rng, m, n):
         reference.assert_close(cupy.asnumpy(softmax(view, axis=-1)), expect(view), numpy.float32)
     half = draw(rng, (m, n), numpy.float16)  # same shape, other dtype
     reference.assert_close(cupy.asnumpy(softmax(half, axis=-1)), expect(half), numpy.float16)
+
+
+@pytest.mark.parametrize("m, n", [(64, 1000), (4096, 100)], ids=["split_row_block", "warp_rows"])
+def test_remembered_calls_with_out(rng, m, n):
+    # out= is remembered with x (the same path as out=None); an out that
+    # overlaps x (in place) leaves the remembered path for the copying one
+    from cupysoftmax import api
+
+    api._calls.clear()
+    for call in range(3):
+        x = draw(rng, (m, n), numpy.float32)
+        out = cupy.full((m, n), numpy.nan, numpy.float32)
+        assert softmax(x, axis=-1, out=out) is out
+        reference.assert_close(cupy.asnumpy(out), expect(x), numpy.float32)
+        assert len(api._calls) == 1  # remembered after the first call, found on the others
+    x = draw(rng, (m, n), numpy.float32)
+    want = expect(x)
+    assert softmax(x, axis=-1, out=x) is x  # in place: same metadata as the remembered out
+    reference.assert_close(cupy.asnumpy(x), want, numpy.float32)

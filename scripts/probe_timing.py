@@ -1,0 +1,117 @@
+"""Evidence for the benchmark's method: what the host and the L2 state do to each provider's time.
+
+Times the suite's providers, in the suite's order, three ways:
+- ungated: the method before the gate (write 2 x L2, record, call, record),
+  where a slow Python launch path can leave the device idle inside the timed
+  region, or not, depending on what ran before;
+- gated: bench.median_ms as it is (the call queued behind a gate kernel);
+- clean: gated, with another 2 x L2 read after the write, so the call starts
+  with clean lines in L2 rather than dirty ones to write back as it evicts them.
+Prints one line a (shape, provider): microseconds and % of copy under each.
+Usage: python scripts/probe_timing.py [--once] [M N dtype]...
+--once: each provider once after the dirty preparation, inside an NVTX range
+"timed" (for ncu --nvtx --nvtx-include timed/ --cache-control none; see
+scripts/ncu_peers.sh).
+"""
+import sys
+
+import cupy
+import numpy
+
+from cupysoftmax import bench, device, dtypes, suite
+
+SHAPES = [(4096, 2048, "float32"), (4096, 4096, "bfloat16"), (4096, 512, "float32"), (262144, 32, "float32"),
+          (4096, 16384, "float32")]
+PROVIDERS = ("copy", "cupysoftmax", "torch", "torch_compile", "triton", "liger")  # the suite's order
+
+_tools = cupy.RawModule(code=r"""
+extern "C" __global__ void read_all(const uint4* p, unsigned long long n, unsigned* sink) {
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        uint4 v = p[i];
+        acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
+    }
+    if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) *sink = 1;  // keeps the loads
+}
+""")
+
+
+def cleaner():
+    """fn() preceded by a read of 2 x L2 of other data (bench.median_ms writes its own 2 x L2 first)."""
+    l2 = device.facts(cupy.cuda.Device().id).l2_bytes
+    other = cupy.random.randint(0, 256, 2 * l2, dtype=numpy.uint8)
+    sink = cupy.zeros(1, numpy.uint32)
+    read_all = _tools.get_function("read_all")
+    words = numpy.uint64(other.size // 16)
+
+    def clean(fn):
+        def call():
+            read_all((1056,), (256,), (other, words, sink))
+            return fn()
+
+        return call
+
+    return clean
+
+
+def ways(fn, clean):
+    def ungated():
+        return fn()
+
+    ungated.syncs_host = True  # bench.median_ms times it as it timed every call before the gate
+    return {"ungated": ungated, "gated": fn, "clean": clean(fn)}
+
+
+def median_us(fn):
+    return 1e3 * bench.median_ms(fn)
+
+
+def once(shapes):
+    l2 = device.facts(cupy.cuda.Device().id).l2_bytes
+    flush = cupy.empty(2 * l2, numpy.uint8)
+    for m, n, dtype in shapes:
+        x = bench.random_input(m, n, dtypes.parse(dtype))
+        for name in PROVIDERS:
+            try:
+                fn = suite.PROVIDERS[name](x)
+            except suite.Unsupported:
+                continue
+            fn()
+            cupy.cuda.Device().synchronize()
+            cupy.cuda.nvtx.RangePush("timed")
+            flush.fill(1)  # bench.median_ms's preparation
+            fn()
+            cupy.cuda.nvtx.RangePop()
+            cupy.cuda.Device().synchronize()
+            print(f"{m}x{n} {dtype} {name}", flush=True)
+        del x
+        suite._free_gpu_memory()
+
+
+def main(shapes):
+    clean = cleaner()
+    print(f"{'shape':>22} {'provider':>14} " + " ".join(f"{w:>16}" for w in ("ungated", "gated", "clean")))
+    for m, n, dtype in shapes:
+        x = bench.random_input(m, n, dtypes.parse(dtype))
+        copy_us = {}
+        for name in PROVIDERS:
+            try:
+                fn = suite.PROVIDERS[name](x)
+            except suite.Unsupported as exc:
+                print(f"{m}x{n} {dtype}: {name} skipped ({exc})")
+                continue
+            cells = []
+            for way, call in ways(fn, clean).items():
+                us = median_us(call)
+                if name == "copy":
+                    copy_us[way] = us
+                cells.append(f"{us:7.1f} us {100 * copy_us[way] / us:4.0f}%")
+            print(f"{f'{m}x{n} {dtype}':>22} {name:>14} " + " ".join(cells), flush=True)
+        del x
+        suite._free_gpu_memory()
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--once"]
+    (once if "--once" in sys.argv else main)([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] or SHAPES)
