@@ -57,14 +57,51 @@ class Gate:
 
 def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:
     """Median milliseconds of `fn()` over `repeat` calls, each after an L2 flush, queued behind a gate."""
+    result = interleaved_ms({"fn": fn}, repeat=repeat, warmup=warmup)["fn"]
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def interleaved_ms(fns: dict, *, repeat: int = 50, warmup: int = 5, rounds: int = 1) -> dict:
+    """Median milliseconds of each `fns[name]()` over `repeat` calls, timed in `rounds` round-robin rounds.
+
+    Interleaving lets state that drifts while the process runs reach every
+    function alike: on the H100 (2026-11-22) launches timed after torch.compile
+    and eager torch had run ran up to 12% faster than the same launches timed
+    before them (scripts/probe_timing.py). A function that raises stops being
+    timed; its value is the exception.
+    """
     import cupy
 
     flush = cupy.empty(2 * device.facts(cupy.cuda.Device().id).l2_bytes, numpy.uint8)
-    gate = None if getattr(fn, "syncs_host", False) else Gate()
-    for _ in range(warmup):
-        fn()
+    gate = Gate()
+    times = {name: [] for name in fns}
+    failed = {}
+    for name, fn in fns.items():
+        try:
+            for _ in range(warmup):
+                fn()
+        except Exception as exc:
+            failed[name] = exc
+    per_round = [repeat // rounds + (r < repeat % rounds) for r in range(rounds)]
+    for count in per_round:
+        for name, fn in fns.items():
+            if name in failed:
+                continue
+            try:
+                times[name] += _timed_calls(fn, count, flush, None if getattr(fn, "syncs_host", False) else gate)
+            except Exception as exc:
+                failed[name] = exc
+    return {name: failed.get(name) or statistics.median(times[name]) for name in fns}
+
+
+def _timed_calls(fn, count: int, flush, gate) -> list[float]:
+    """Milliseconds of `count` calls of fn, each after an L2 flush; behind the gate unless it is None."""
+    import cupy
+
     times = []
-    for _ in range(repeat):
+    for _ in range(count):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
         flush.fill(1)
         if gate is None:
@@ -75,7 +112,7 @@ def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:
             _gated(gate, fn, start, end)
         end.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
+    return times
 
 
 def _gated(gate: Gate, fn, start, end) -> None:

@@ -33,6 +33,7 @@ SWEEP_M = 4096
 SWEEP_N = range(256, 65536 + 1, 128)
 CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
 CHECK_ELEMENTS = 2**24  # at most this many elements (and 64 rows) are compared with the reference
+ROUNDS = 5  # each provider of a shape is timed in this many interleaved rounds (bench.interleaved_ms)
 
 
 class Unsupported(Exception):
@@ -314,15 +315,6 @@ def _prepare(name: str, x, rows, expected):
     return fn, None
 
 
-def _time(fn, repeat: int) -> tuple:
-    """(median_ms, ok, note) of a prepared provider."""
-    try:
-        ms = bench.median_ms(fn, repeat=repeat)
-    except Exception as exc:
-        return None, False, _short(exc)
-    return ms, True, getattr(fn, "note", "")
-
-
 def _free_gpu_memory() -> None:
     import cupy
 
@@ -351,13 +343,19 @@ def run_suite(shapes, providers=None, repeat: int = 50, progress=None) -> list[d
         rows = _sample_rows(shape["M"], shape["N"])
         expected = reference.softmax(cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
         # Every provider is set up (torch.compile compiles, Triton JITs) and
-        # checked before any is timed, so that all are timed in the same process
-        # state: H100, 2026-11-22, a split_row launch read 28.2 us before
-        # torch.compile compiled the shape and 25.1 us after (scripts/probe_timing.py).
+        # checked first, then all are timed in interleaved rounds, so that state
+        # drifting in the process reaches them alike (bench.interleaved_ms).
         prepared = {name: _prepare(name, x, rows, expected) for name in names}
+        ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
+        timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
         for name in names:
             fn, failed = prepared[name]
-            record = _record(shape, name, *((None, *failed) if fn is None else _time(fn, repeat)))
+            if fn is None:
+                record = _record(shape, name, None, *failed)
+            elif isinstance(timed[name], Exception):
+                record = _record(shape, name, None, False, _short(timed[name]))
+            else:
+                record = _record(shape, name, timed[name], True, getattr(fn, "note", ""))
             records.append(record)
             if progress is not None:
                 progress(record)
@@ -579,8 +577,9 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         f"One process, one GPU, one timing method for all: median of {repeat} calls of CUDA-event time on "
         "CuPy's current stream (torch, Triton and Liger launch on it too), L2 flushed before each call, "
         "each call queued behind a gate kernel that the host opens once the call and its events are queued "
-        "(so host launch time stays out), after warm-up; each provider checked against the float64 reference before timing. Input standard "
-        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
+        "(so host launch time stays out), after warm-up. The providers of a shape are each checked against "
+        f"the float64 reference first, then timed in {ROUNDS} interleaved rounds. Input standard "
+"normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
         "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
         "host, ungated (block_until_ready), so its small shapes include dispatch.",
         "",

@@ -1,17 +1,15 @@
-"""Evidence for the benchmark's method: what the host and the L2 state do to each provider's time.
+"""Evidence for the benchmark's method: what the host and the order of timing do to each provider's time.
 
-Times the suite's providers, in the suite's order, three ways:
+Times the suite's providers, one after another, two ways:
 - ungated: the method before the gate (write 2 x L2, record, call, record),
   where a slow Python launch path can leave the device idle inside the timed
   region, or not, depending on what ran before;
-- gated: bench.median_ms as it is (the call queued behind a gate kernel);
-- clean: gated, with another 2 x L2 read after the write, so the call starts
-  with clean lines in L2 rather than dirty ones to write back as it evicts them.
+- gated: bench.median_ms as it is (the call queued behind a gate kernel).
 Prints one line a (shape, provider): microseconds and % of copy under each.
 Providers are made and timed one after another (the suite's order before it
 prepared them all first), and cupysoftmax is timed again last.
 Usage: python scripts/probe_timing.py [--once] [M N dtype]...
---once: each provider once after the dirty preparation, inside an NVTX range
+--once: each provider once after the benchmark's L2 flush, inside an NVTX range
 "timed" (for ncu --nvtx --nvtx-include timed/ --cache-control none; see
 scripts/ncu_peers.sh).
 """
@@ -28,43 +26,13 @@ SHAPES = [(4096, 2048, "float32"), (4096, 4096, "bfloat16"), (4096, 512, "float3
 # after torch.compile has compiled the shape
 PROVIDERS = ("copy", "cupysoftmax", "torch", "torch_compile", "triton", "liger", "cupysoftmax")
 
-_tools = cupy.RawModule(code=r"""
-extern "C" __global__ void read_all(const uint4* p, unsigned long long n, unsigned* sink) {
-    uint4 acc = make_uint4(0, 0, 0, 0);
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        uint4 v = p[i];
-        acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
-    }
-    if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) *sink = 1;  // keeps the loads
-}
-""")
 
-
-def cleaner():
-    """fn() preceded by a read of 2 x L2 of other data (bench.median_ms writes its own 2 x L2 first)."""
-    l2 = device.facts(cupy.cuda.Device().id).l2_bytes
-    other = cupy.random.randint(0, 256, 2 * l2, dtype=numpy.uint8)
-    sink = cupy.zeros(1, numpy.uint32)
-    read_all = _tools.get_function("read_all")
-    words = numpy.uint64(other.size // 16)
-
-    def clean(fn):
-        def call():
-            read_all((1056,), (256,), (other, words, sink))
-            return fn()
-
-        return call
-
-    return clean
-
-
-def ways(fn, clean):
+def ways(fn):
     def ungated():
         return fn()
 
     ungated.syncs_host = True  # bench.median_ms times it as it timed every call before the gate
-    return {"ungated": ungated, "gated": fn, "clean": clean(fn)}
+    return {"ungated": ungated, "gated": fn}
 
 
 def median_us(fn):
@@ -94,8 +62,7 @@ def once(shapes):
 
 
 def main(shapes):
-    clean = cleaner()
-    print(f"{'shape':>22} {'provider':>14} " + " ".join(f"{w:>16}" for w in ("ungated", "gated", "clean")))
+    print(f"{'shape':>22} {'provider':>14} " + " ".join(f"{w:>16}" for w in ("ungated", "gated")))
     for m, n, dtype in shapes:
         x = bench.random_input(m, n, dtypes.parse(dtype))
         copy_us = {}
@@ -106,7 +73,7 @@ def main(shapes):
                 print(f"{m}x{n} {dtype}: {name} skipped ({exc})")
                 continue
             cells = []
-            for way, call in ways(fn, clean).items():
+            for way, call in ways(fn).items():
                 us = median_us(call)
                 if name == "copy":
                     copy_us[way] = us
