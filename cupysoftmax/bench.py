@@ -7,9 +7,8 @@ One method for every provider (ours, the copy baseline, the peers):
 - queue the call behind a gate: a one-thread kernel that holds the stream
   until the host opens it, after the event pair and the call are queued. The
   timed region then holds the device's work only, never a wait for the host
-  to launch it (Python launch paths take 6 to 80 us, the timed calls 5 to
-  200 us; ungated, the same kernel read 28.0 us or 25.1 us in one process
-  depending on what had run before: scripts/probe_timing.py, PERFORMANCE.md);
+  to launch it (Python launch paths take 6 to 80 us on the H100 host, the
+  timed calls 5 to 200 us);
 - record an event pair around the call on the current stream, take the median.
 A call that must wait on the host itself (JAX's, marked `syncs_host`) is timed
 ungated.
@@ -67,13 +66,15 @@ def interleaved_ms(fns: dict, *, repeat: int = 50, warmup: int = 5, rounds: int 
     """Median milliseconds of each `fns[name]()` over `repeat` calls, timed in `rounds` round-robin rounds.
 
     Interleaving lets state that drifts while the process runs reach every
-    function alike: on the H100 (2026-11-22) launches timed after torch.compile
-    and eager torch had run ran up to 12% faster than the same launches timed
-    before them (scripts/probe_timing.py). A function that raises stops being
+    function alike: on the H100 (2026-11-22) launches timed after the first
+    call of a torch.compile'd function ran 6-12% faster than the same launches
+    timed before it (scripts/probe_compile_effect.py). A function that raises stops being
     timed; its value is the exception.
     """
     import cupy
 
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1; got {repeat}")
     flush = cupy.empty(2 * device.facts(cupy.cuda.Device().id).l2_bytes, numpy.uint8)
     gate = Gate()
     times = {name: [] for name in fns}
@@ -134,6 +135,7 @@ def _gated(gate: Gate, fn, start, end) -> None:
         end.record()
     finally:
         watchdog.cancel()
+        watchdog.join()  # a release already under way must not open the next call's gate
         gate.open()
     if fired.is_set():
         raise RuntimeError(f"the timed call took over {GATE_TIMEOUT_S} s to queue (did it wait on the device?); "

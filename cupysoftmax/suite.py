@@ -326,41 +326,48 @@ def _free_gpu_memory() -> None:
 
 
 def run_suite(shapes, providers=None, repeat: int = 50, progress=None) -> list[dict]:
-    """One record per (shape, provider): checked against the reference, then timed by bench.median_ms.
+    """One record per (shape, provider): checked against the reference, then timed by bench.interleaved_ms.
 
     Input: standard normal x 3 in the shape's dtype, drawn fresh per shape.
     `progress`, if given, is called with each record as it is made.
     """
-    import cupy
-
     names = list(PROVIDERS) if providers is None else list(providers)
     unknown = [n for n in names if n not in PROVIDERS]
     if unknown:
         raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
     records = []
     for shape in shapes:
-        x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
-        rows = _sample_rows(shape["M"], shape["N"])
-        expected = reference.softmax(cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
-        # Every provider is set up (torch.compile compiles, Triton JITs) and
-        # checked first, then all are timed in interleaved rounds, so that state
-        # drifting in the process reaches them alike (bench.interleaved_ms).
-        prepared = {name: _prepare(name, x, rows, expected) for name in names}
-        ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
-        timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
-        for name in names:
-            fn, failed = prepared[name]
-            if fn is None:
-                record = _record(shape, name, None, *failed)
-            elif isinstance(timed[name], Exception):
-                record = _record(shape, name, None, False, _short(timed[name]))
-            else:
-                record = _record(shape, name, timed[name], True, getattr(fn, "note", ""))
-            records.append(record)
-            if progress is not None:
-                progress(record)
-        del x, prepared
-        _free_gpu_memory()
+        records += _run_shape(shape, names, repeat, progress)
+        _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
+    return records
+
+
+def _run_shape(shape: dict, names: list[str], repeat: int, progress) -> list[dict]:
+    """The records of one shape: every provider set up and checked first, then all timed in interleaved rounds.
+
+    Timing them together lets state drifting in the process (torch.compile's
+    first call, say) reach them alike (bench.interleaved_ms).
+    """
+    import cupy
+
+    x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
+    rows = _sample_rows(shape["M"], shape["N"])
+    expected = reference.softmax(cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
+    prepared = {name: _prepare(name, x, rows, expected) for name in names}
+    ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
+    timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
+    records = []
+    for name in names:
+        fn, failed = prepared[name]
+        if fn is None:
+            record = _record(shape, name, None, *failed)
+        elif isinstance(timed[name], Exception):
+            record = _record(shape, name, None, False, _short(timed[name]))
+        else:
+            record = _record(shape, name, timed[name], True, getattr(fn, "note", ""))
+        records.append(record)
+        if progress is not None:
+            progress(record)
     return records
 
 
