@@ -68,8 +68,8 @@ def interleaved_ms(fns: dict, *, repeat: int = 50, warmup: int = 5, rounds: int 
     Interleaving lets state that drifts while the process runs reach every
     function alike: on the H100 (2026-11-22) launches timed after the first
     call of a torch.compile'd function ran 6-12% faster than the same launches
-    timed before it (scripts/probe_compile_effect.py). A function that raises stops being
-    timed; its value is the exception.
+    timed before it (scripts/probe_compile_effect.py). A function that raises
+    stops being timed; its value is the exception.
     """
     import cupy
 

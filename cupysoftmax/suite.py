@@ -586,7 +586,7 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "each call queued behind a gate kernel that the host opens once the call and its events are queued "
         "(so host launch time stays out), after warm-up. The providers of a shape are each checked against "
         f"the float64 reference first, then timed in {ROUNDS} interleaved rounds. Input standard "
-"normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
+        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
         "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
         "host, ungated (block_until_ready), so its small shapes include dispatch.",
         "",

@@ -342,7 +342,13 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
 // values themselves, two to a register where their exponentials would take
 // one each, and are exponentiated again at write: registers, not
 // exponentials, bound how much of a row a block keeps in flight.
-template <typename A, typename T, int K, bool KEEP_EXPS = (sizeof(T) >= sizeof(A))> struct Held;
+// Whether Held keeps exponentials: always where values are as wide as them,
+// and for half precision while a thread keeps at most MAX_KEPT of them (a
+// variant's choice, measured; 0 by default).
+template <typename A, typename T, int K, int MAX_KEPT = 0>
+constexpr bool keep_exps = sizeof(T) >= sizeof(A) || K * Vec<T>::size <= MAX_KEPT;
+
+template <typename A, typename T, int K, bool KEEP_EXPS = keep_exps<A, T, K>> struct Held;
 
 template <typename A, typename T, int K> struct Held<A, T, K, true> {
     static constexpr int chunks = K;

@@ -40,7 +40,7 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         // write): H100, 2026-11-22, 4096 x 1024 bfloat16 89% -> 96% of copy,
         // 4096 x 256 bfloat16 86% -> 90%, registers unchanged. split_row keeps
         // them packed: 4096 x 4096 bfloat16 96% packed, 93% kept.
-        csm::Held<A, Tin, K, (sizeof(Tin) >= sizeof(A) || K * csm::Vec<Tin>::size <= 32)> held;
+        csm::Held<A, Tin, K, csm::keep_exps<A, Tin, K, 32>> held;
         const A thread_sum = held.start(v, thread_max);
         held.finish(csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op));
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
