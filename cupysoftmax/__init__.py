@@ -1,11 +1,11 @@
-"""cupysoftmax: softmax for CuPy arrays, from the naive port to speed of light.
+"""cupysoftmax: softmax and log_softmax for CuPy arrays, from the naive port to speed of light.
 
 Importing needs no GPU (and not even CuPy): the GPU is touched on the first call.
 """
 from . import reference
-from .api import softmax
+from .api import log_softmax, softmax
 from .errors import NoDevice, UnsuitableVariant
 from .variants import VARIANTS
 
 __version__ = "0.1.0"
-__all__ = ["softmax", "reference", "VARIANTS", "UnsuitableVariant", "NoDevice", "__version__"]
+__all__ = ["softmax", "log_softmax", "reference", "VARIANTS", "UnsuitableVariant", "NoDevice", "__version__"]

@@ -1,10 +1,10 @@
-"""softmax(): validation, axis handling, dispatch, out=.
+"""softmax() and log_softmax(): validation, axis handling, dispatch, out=.
 
 Every check on user input runs before anything touches the GPU, and raises an
 exception (TypeError for the kind of thing passed, ValueError for its value,
 numpy AxisError for axes). The hot path after the checks is dictionary
-look-ups: a launch is planned once per (device, variant, M, N, dtypes) and
-cached.
+look-ups: a launch is planned once per (device, variant, M, N, dtypes, op)
+and cached.
 """
 from __future__ import annotations
 
@@ -153,19 +153,20 @@ def planner(device_id: int) -> Planner:
     return p
 
 
-def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True) -> tuple[object, Launch]:
-    """(kernel, launch) for a shape, planned once and cached; UnsuitableVariant if it cannot serve."""
-    key = (device_id, variant, m, n, pair, aligned)
+def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True,
+         op: str = registry.SOFTMAX) -> tuple[object, Launch]:
+    """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve."""
+    key = (device_id, variant, m, n, pair, aligned, op)
     hit = _launches.get(key)
     if hit is not None:
         return hit
 
     def facts(name, knobs):
-        return loader.facts_of(loader.function(name, pair, knobs, device_id))
+        return loader.facts_of(loader.function(name, pair, knobs, device_id, op))
 
     p = planner(device_id)
-    launch = p.plan(variant, m, n, pair, facts, aligned)
-    kernel = loader.function(launch.variant, pair, launch.knobs, device_id)
+    launch = p.plan(variant, m, n, pair, facts, aligned, op)
+    kernel = loader.function(launch.variant, pair, launch.knobs, device_id, op)
     if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
         kernel.max_dynamic_shared_size_bytes = launch.smem
     if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
@@ -211,7 +212,7 @@ def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
 
 # The common call -- a CuPy array, no dtype=, axis None or an int, out None
 # or a CuPy array -- remembered per (shape, strides, dtype, axis, variant,
-# device, alignment, and the same of out) once the full path has served it
+# device, alignment, the same of out, op) once the full path has served it
 # directly (no copy): later calls cost a dict look-up, the result's allocation
 # (or a bounds check that out does not overlap x) and the launch. The host
 # time of this path is the product (issue 3: at most 1.3 x a bare RawKernel
@@ -242,21 +243,45 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     Softmax over axes that are not the trailing ones, or over a layout whose
     rows do not have one stride, goes through one contiguous copy.
     """
+    return _forward(registry.SOFTMAX, x, axis, out, dtype, variant)
+
+
+def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+    """log_softmax(x) = x - max - log(sum(exp(x - max))) over `axis`, on the GPU.
+
+    The arguments and rules of `softmax` (scipy.special.log_softmax has the
+    same signature): a row holding NaN or +inf, or only -inf, comes out NaN; a
+    -inf element of any other row comes out -inf. The result is computed from
+    x itself, not as the log of softmax, so it stays finite and exact where
+    exp(x - max) underflows. `variant`: "auto" or one of the variants that
+    compute log_softmax (`cupysoftmax list`); the classic ones compute softmax
+    only and raise UnsuitableVariant.
+    """
+    return _forward(registry.LOG_SOFTMAX, x, axis, out, dtype, variant)
+
+
+FUNCTIONS = {registry.SOFTMAX: softmax, registry.LOG_SOFTMAX: log_softmax}
+
+
+def _forward(op, x, axis, out, dtype, variant):
+    """softmax or log_softmax: the remembered launch when there is one, else the full path."""
     key = None
     if type(x) is _ndarray and dtype is None and (axis is None or type(axis) is int) and (
             out is None or type(out) is _ndarray):
-        key = (x.shape, x.strides, x.dtype, axis, variant, x.data.device_id, x.data.ptr % 16 == 0,
-               None if out is None else (out.shape, out.strides, out.dtype, out.data.device_id, out.data.ptr % 16 == 0))
+        device_id = x.data.device_id
+        key = (x.shape, x.strides, x.dtype, axis, variant, device_id, x.data.ptr % 16 == 0,
+               None if out is None else (out.shape, out.strides, out.dtype, out.data.device_id, out.data.ptr % 16 == 0),
+               op)
         hit = _calls.get(key)
-        if hit is not None and key[5] == _current_device():  # launches go to the current device
+        if hit is not None and device_id == _current_device():  # launches go to the current device
             function, grid, block, smem, out_dtype, tail, spans = hit
             if out is None:
                 out = _ndarray(x.shape, out_dtype)
             elif _overlap(x.data.ptr, out.data.ptr, spans):
-                return _softmax(x, axis, out, dtype, variant, None)
+                return _full(op, x, axis, out, dtype, variant, None)
             function(grid, block, (x, out, *tail), shared_mem=smem)
             return out
-    return _softmax(x, axis, out, dtype, variant, key)
+    return _full(op, x, axis, out, dtype, variant, key)
 
 
 def _span(a) -> tuple[int, int]:
@@ -272,7 +297,8 @@ def _overlap(x_ptr: int, y_ptr: int, spans) -> bool:
     return x_ptr + x_lo < y_ptr + y_hi and y_ptr + y_lo < x_ptr + x_hi
 
 
-def _softmax(x, axis, out, dtype, variant, key):
+def _full(op, x, axis, out, dtype, variant, key):
+    """Validate, lay out as rows, plan (cached), launch; remember the call under `key` where it went direct."""
     global _ndarray, _current_device
     import cupy
 
@@ -303,7 +329,7 @@ def _softmax(x, axis, out, dtype, variant, key):
         viewed = x2 is not None
         if not viewed:
             x2 = cupy.ascontiguousarray(xs).reshape(m, n)
-        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2))
+        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op)
         y2 = rows_view(ys, trailing)
         direct = y2 is not None and (out is None or not cupy.may_share_memory(out, x))
         if not direct:

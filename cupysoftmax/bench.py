@@ -187,8 +187,8 @@ def _check_rows(m: int) -> numpy.ndarray:
     return numpy.unique(numpy.concatenate([[0, m - 1], numpy.random.default_rng().choice(m, 62, replace=False)]))
 
 
-def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
-    """Check, then time, each variant on an (m, n) softmax over the last axis.
+def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op: str = registry.SOFTMAX):
+    """Check, then time, each variant on an (m, n) softmax (or `op`) over the last axis.
 
     Returns (copy_us, rows). The output is poisoned with NaN before the checked
     call, so an element no thread wrote shows as an error.
@@ -198,7 +198,8 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
     dtype = dtypes.parse(dtype)
     x = random_input(m, n, dtype)
     rows_checked = cupy.asarray(_check_rows(m))
-    expected = reference.softmax(cupy.asnumpy(x[rows_checked]), axis=-1)
+    expected = reference.REFERENCES[op](cupy.asnumpy(x[rows_checked]), axis=-1)
+    function = api.FUNCTIONS[op]
     nbytes = 2 * m * n * dtype.itemsize
     copy_ms = median_ms(copy_call(m * n * dtype.itemsize), repeat=repeat)
     out = []
@@ -206,7 +207,7 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
         row = Row(variant=name)
         out.append(row)
         try:
-            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype), api.rows_aligned(x))
+            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype), api.rows_aligned(x), op)
         except UnsuitableVariant as exc:
             row.note = str(exc)
             continue
@@ -215,23 +216,23 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50):
         row.grid, row.block, row.smem, row.regs = launch.grid, launch.block, launch.smem, kernel.num_regs
         row.knobs = launch.knobs
         y = cupy.full((m, n), numpy.nan, dtype)
-        api.softmax(x, axis=-1, out=y, variant=name)
+        function(x, axis=-1, out=y, variant=name)
         unwritten = int(cupy.count_nonzero(cupy.isnan(y)))
-        row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype)
+        row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype, op)
         row.ok = unwritten == 0 and row.max_err <= 1.0
         if unwritten:
             row.note = f"{unwritten} elements not written"
-        ms = median_ms(lambda: api.softmax(x, axis=-1, out=y, variant=name), repeat=repeat)
+        ms = median_ms(lambda: function(x, axis=-1, out=y, variant=name), repeat=repeat)
         row.median_us = ms * 1e3
         row.GBps = nbytes / ms / 1e6
         row.pct_copy = 100 * copy_ms / ms
     return copy_ms * 1e3, out
 
 
-def as_records(m, n, dtype, copy_us, rows) -> list[dict]:
+def as_records(m, n, dtype, copy_us, rows, op: str = registry.SOFTMAX) -> list[dict]:
     """JSON-ready records: the copy baseline first, then one per variant."""
     nbytes = 2 * m * n * numpy.dtype(dtypes.parse(dtype)).itemsize
-    base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype))}
+    base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype)), "op": op}
     records = [{**base, "variant": "copy", "median_us": copy_us, "GBps": nbytes / copy_us / 1e3, "ok": True}]
     records += [{**base, **asdict(r)} for r in rows]
     return records

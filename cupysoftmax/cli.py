@@ -54,8 +54,10 @@ def main():
 @click.option("--variant", "variant_opts", multiple=True,
               help="auto (default), all, or a variant name; repeat or comma-separate for several.")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per variant")
+@click.option("--op", default=registry.SOFTMAX, show_default=True,
+              type=click.Choice([registry.SOFTMAX, registry.LOG_SOFTMAX]))
 @click.option("--json", "as_json", is_flag=True, help="print JSON records instead of a table")
-def time_cmd(m, n, dtype, variant_opts, repeat, as_json):
+def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
     """Check each variant against the float64 reference, then time it on an M x N softmax (last axis)."""
     names = _variants(variant_opts)
     _need_device()
@@ -63,13 +65,13 @@ def time_cmd(m, n, dtype, variant_opts, repeat, as_json):
 
     import cupy
 
-    copy_us, rows = bench.time_shape(m, n, dtype, names, repeat=repeat)
+    copy_us, rows = bench.time_shape(m, n, dtype, names, repeat=repeat, op=op)
     if as_json:
-        click.echo(json.dumps(bench.as_records(m, n, dtype, copy_us, rows), indent=1))
+        click.echo(json.dumps(bench.as_records(m, n, dtype, copy_us, rows, op), indent=1))
     else:
         facts = device.facts(cupy.cuda.Device().id)
         nbytes = 2 * m * n * dtypes.parse(dtype).itemsize
-        click.echo(f"{facts.name}: softmax over the last axis of {m} x {n} {dtype}, "
+        click.echo(f"{facts.name}: {op} over the last axis of {m} x {n} {dtype}, "
                    f"{nbytes / 1e6:.1f} MB moved; copy of the same bytes {copy_us:.1f} us "
                    f"({nbytes / copy_us / 1e3:.0f} GB/s)")
         header = f"{'variant':<22}{'knobs':>8}{'grid':>8}{'block':>6}{'smem B':>8}{'regs':>5}{'median us':>11}" \
@@ -115,14 +117,14 @@ def bench_cmd(suite_path, out_dir, providers, repeat, no_sweep, no_plot):
 
 @main.command("list")
 def list_cmd():
-    """The variants, their ideas and how often they read each input element."""
+    """The variants, their ideas, how often they read each input element and what they compute."""
     click.echo(variant_table())
 
 
 def variant_table() -> str:
     """The variant table as markdown, from the registry (README's table is checked against it)."""
-    lines = ["| variant | idea | reads of x | from |", "|---|---|---:|---|"]
-    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {v.seed} |" for v in registry.VARIANTS.values()]
+    lines = ["| variant | idea | reads of x | computes | from |", "|---|---|---:|---|---|"]
+    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {', '.join(v.ops)} | {v.seed} |" for v in registry.VARIANTS.values()]
     return "\n".join(lines)
 
 

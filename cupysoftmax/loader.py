@@ -59,24 +59,24 @@ _kernels: dict[tuple, object] = {}
 _lock = threading.Lock()
 
 
-def function(variant_name: str, pair, knobs: tuple, device_id: int):
+def function(variant_name: str, pair, knobs: tuple, device_id: int, op: str = registry.SOFTMAX):
     """The cupy.RawKernel of one instantiation on one device (compiled once, then cached)."""
-    key = (device_id, variant_name, pair, knobs)
+    key = (device_id, variant_name, pair, knobs, op)
     kernel = _kernels.get(key)
     if kernel is None:
         with _lock:
             kernel = _kernels.get(key)
             if kernel is None:
-                kernel = _compile(variant_name, pair, knobs, device_id)
+                kernel = _compile(variant_name, pair, knobs, device_id, op)
                 _kernels[key] = kernel
     return kernel
 
 
-def _compile(variant_name, pair, knobs, device_id):
+def _compile(variant_name, pair, knobs, device_id, op):
     import cupy
 
     variant = registry.get(variant_name)
-    expression = variant.name_expression(pair, knobs)
+    expression = variant.name_expression(pair, knobs, op)
     with cupy.cuda.Device(device_id):
         module = cupy.RawModule(code=source(variant_name), options=OPTIONS, name_expressions=[expression])
         kernel = module.get_function(expression)
@@ -136,7 +136,7 @@ def build(arch: str) -> tuple[BuildReport, ...]:
     reports = []
     for variant in registry.VARIANTS.values():
         cc = compute_capability(arch)
-        expressions = [variant.name_expression(pair, knobs) for pair, knobs in variant.instantiations(cc)]
+        expressions = [variant.name_expression(*instantiation) for instantiation in variant.instantiations(cc)]
         lowered, log = _nvrtc_compile(source(variant.name), variant.source, expressions, arch)
         by_mangled = _parse_ptxas(log)
         for expression in expressions:

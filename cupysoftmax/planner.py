@@ -189,20 +189,26 @@ class Planner:
 
     # -- public -------------------------------------------------------------
 
-    def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
-        """The launch for `variant` (or "auto"), or UnsuitableVariant saying why and which can.
+    def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True,
+             op: str = registry.SOFTMAX) -> Launch:
+        """The launch for `variant` (or "auto") computing `op`, or UnsuitableVariant saying why and which can.
 
         `aligned`: every row of x starts on a 16-byte boundary (then a row of N
         elements spans N / V 16-byte chunks rather than up to one more).
+        `facts` answers for the kernels that compute `op`. Every variant auto
+        picks computes every op, so the op only narrows a variant asked by name.
         """
         if variant == registry.AUTO:
             return self.pick(m, n, pair, facts, aligned)
         v = registry.get(variant)
+        if op not in v.ops:
+            able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
+            raise UnsuitableVariant(f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
         try:
             return self.rules[v.launch](v, m, n, pair, facts, aligned)
         except UnsuitableVariant as exc:
-            able = [name for name in registry.VARIANTS
-                    if name != variant and self._serves(name, m, n, pair, facts, aligned)]
+            able = [name for name, other in registry.VARIANTS.items()
+                    if name != variant and op in other.ops and self._serves(name, m, n, pair, facts, aligned)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:

@@ -1,10 +1,11 @@
-"""NumPy float64 softmax with cupysoftmax's semantics, and the tolerance table.
+"""NumPy float64 softmax and log_softmax with cupysoftmax's semantics, and the tolerance table.
 
-The tests and the CLI's check both compare against `softmax` here with the
-tolerance of the output dtype, so a result is judged one way everywhere.
+The tests and the CLI's check both compare against the functions here with the
+tolerance of the output dtype (and op), so a result is judged one way everywhere.
 
 Semantics (PyTorch and JAX agree): a row that holds a NaN or +inf, or only
--inf, is NaN throughout; empty input gives empty output.
+-inf, is NaN throughout; empty input gives empty output. log_softmax gives
+-inf where x is -inf in any other row.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import numpy
 
 from . import dtypes
+from .variants import LOG_SOFTMAX, SOFTMAX
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,15 @@ TOLERANCES = {
 }
 
 
-def tolerance(dtype) -> Tolerance:
-    return TOLERANCES[numpy.dtype(dtype)]
+# log_softmax's outputs are about -10 .. 0, and the ones near 0 carry the
+# absolute error of log(sum): float accumulation of the sum (relative 1e-6 or
+# so) becomes an absolute error of that size, which no rtol covers there.
+LOG_ATOL = {dtypes.FLOAT16: 1e-5, dtypes.BFLOAT16: 1e-5, dtypes.FLOAT32: 1e-5, dtypes.FLOAT64: 1e-12}
+
+
+def tolerance(dtype, op: str = SOFTMAX) -> Tolerance:
+    tol = TOLERANCES[numpy.dtype(dtype)]
+    return tol if op == SOFTMAX else Tolerance(rtol=tol.rtol, atol=LOG_ATOL[numpy.dtype(dtype)])
 
 
 def _axes(axis, ndim):
@@ -56,41 +65,54 @@ def softmax(x, axis=None) -> numpy.ndarray:
         return e / numpy.sum(e, axis=axes, keepdims=True)
 
 
-def error_ratio(actual, expected, dtype) -> float:
+def log_softmax(x, axis=None) -> numpy.ndarray:
+    """log_softmax of a NumPy array in float64 over `axis`: x - max - log(sum(exp(x - max)))."""
+    x = numpy.asarray(x).astype(numpy.float64)
+    if x.size == 0:
+        return x
+    axes = _axes(axis, x.ndim)
+    with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        shifted = x - numpy.max(x, axis=axes, keepdims=True)
+        return shifted - numpy.log(numpy.sum(numpy.exp(shifted), axis=axes, keepdims=True))
+
+
+REFERENCES = {SOFTMAX: softmax, LOG_SOFTMAX: log_softmax}
+
+
+def error_ratio(actual, expected, dtype, op: str = SOFTMAX) -> float:
     """max |actual - expected| / (atol + rtol * |expected|): <= 1 passes.
 
-    NaN must sit exactly where the reference has NaN; anything else is inf.
+    NaN and infinities must sit exactly where the reference has them; anything else is inf.
     """
+    return _compare(actual, expected, dtype, op)[0]
+
+
+def assert_close(actual, expected, dtype, op: str = SOFTMAX) -> None:
+    """AssertionError naming the worst element unless `actual` is within tolerance."""
+    ratio, actual, expected, err = _compare(actual, expected, dtype, op)
+    if ratio <= 1.0:
+        return
+    where = tuple(int(i) for i in numpy.unravel_index(int(numpy.argmax(err)), err.shape))
+    if not numpy.isfinite(actual[where]) or not numpy.isfinite(expected[where]):
+        kind = "NaN" if numpy.isnan(actual[where]) or numpy.isnan(expected[where]) else "inf"
+        raise AssertionError(f"{kind} mismatch at {where}: got {actual[where]}, reference {expected[where]}")
+    tol = tolerance(dtype, op)
+    raise AssertionError(
+        f"{numpy.dtype(dtype).name} {op} off by {ratio:.3g} x tolerance (rtol={tol.rtol}, atol={tol.atol}) "
+        f"at {where}: got {actual[where]!r}, reference {expected[where]!r}"
+    )
+
+
+def _compare(actual, expected, dtype, op):
+    """(worst ratio, actual, expected, per-element ratios) in float64; a NaN or infinity out of place is inf."""
     actual = numpy.asarray(actual).astype(numpy.float64)
     expected = numpy.asarray(expected, dtype=numpy.float64)
     if actual.shape != expected.shape:
         raise ValueError(f"shape {actual.shape} against reference {expected.shape}")
-    nan_a, nan_e = numpy.isnan(actual), numpy.isnan(expected)
-    if not numpy.array_equal(nan_a, nan_e):
-        return numpy.inf
-    if actual.size == 0 or nan_e.all():
-        return 0.0
-    tol = tolerance(dtype)
-    keep = ~nan_e
-    bound = tol.atol + tol.rtol * numpy.abs(expected[keep])
-    return float(numpy.max(numpy.abs(actual[keep] - expected[keep]) / bound))
-
-
-def assert_close(actual, expected, dtype) -> None:
-    """AssertionError naming the worst element unless `actual` is within tolerance."""
-    ratio = error_ratio(actual, expected, dtype)
-    if ratio <= 1.0:
-        return
-    actual = numpy.asarray(actual).astype(numpy.float64)
-    expected = numpy.asarray(expected, dtype=numpy.float64)
-    nan_mismatch = numpy.isnan(actual) != numpy.isnan(expected)
-    if nan_mismatch.any():
-        where = tuple(int(i) for i in numpy.argwhere(nan_mismatch)[0])
-        raise AssertionError(f"NaN mismatch at {where}: got {actual[where]}, reference {expected[where]}")
-    tol = tolerance(dtype)
-    err = numpy.where(numpy.isnan(expected), 0, numpy.abs(actual - expected) / (tol.atol + tol.rtol * numpy.abs(expected)))
-    where = numpy.unravel_index(int(numpy.nanargmax(err)), err.shape)
-    raise AssertionError(
-        f"{numpy.dtype(dtype).name} result off by {ratio:.3g} x tolerance (rtol={tol.rtol}, atol={tol.atol}) "
-        f"at {tuple(int(i) for i in where)}: got {actual[where]!r}, reference {expected[where]!r}"
-    )
+    exact = ~numpy.isfinite(expected) | ~numpy.isfinite(actual)  # NaN and +-inf: the same, or wrong
+    tol = tolerance(dtype, op)
+    with numpy.errstate(invalid="ignore"):
+        err = numpy.abs(actual - expected) / (tol.atol + tol.rtol * numpy.abs(expected))
+        same = (actual == expected) | (numpy.isnan(actual) & numpy.isnan(expected))
+    err = numpy.where(exact, numpy.where(same, 0.0, numpy.inf), err)
+    return (float(err.max()) if err.size else 0.0), actual, expected, err

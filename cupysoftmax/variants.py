@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 from . import dtypes
 
+# What a kernel writes for each element of a row: softmax exp(x - max) / sum,
+# or log_softmax (x - max) - log(sum).
+SOFTMAX = "softmax"
+LOG_SOFTMAX = "log_softmax"
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -26,20 +31,25 @@ class Variant:
     # Variants whose last knob is a cluster size C: C > 1 instantiates this
     # __cluster_dims__(C) template (sm_90 and later), C = 1 the plain one without C.
     cluster_template: str = ""
+    # The ops its kernels compute. A variant with log_softmax takes `bool LOG`
+    # as the template parameter after the two types; the classic variants,
+    # there to compare softmax kernels, compute softmax only.
+    ops: tuple[str, ...] = (SOFTMAX,)
 
-    def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple]]:
-        """Every (dtype pair, knobs) compiled for a device of compute capability `cc`."""
+    def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
+        """Every (dtype pair, knobs, op) compiled for a device of compute capability `cc`."""
         knob_sets = [k for k in self.knobs if cc >= (9, 0) or not self.clustered(k)] or [()]
-        return [(pair, knobs) for pair in dtypes.PAIRS for knobs in knob_sets]
+        return [(pair, knobs, op) for op in self.ops for pair in dtypes.PAIRS for knobs in knob_sets]
 
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
 
-    def name_expression(self, pair, knobs=()) -> str:
+    def name_expression(self, pair, knobs=(), op: str = SOFTMAX) -> str:
         template = self.cluster_template if self.clustered(knobs) else self.template
         if self.cluster_template and not self.clustered(knobs):
             knobs = knobs[:-1]
-        args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *map(str, knobs)]
+        log = [] if self.ops == (SOFTMAX,) else ["true" if op == LOG_SOFTMAX else "false"]
+        args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *log, *map(str, knobs)]
         return f"{template}<{', '.join(args)}>"
 
 
@@ -65,6 +75,7 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "online", "online.cu", "softmax_online", "block_per_row",
             "one block per row, running (max, sum) in one pass, then a write pass", "CUDA 009, Pallas", reads=2,
+            ops=(SOFTMAX, LOG_SOFTMAX),
         ),
         Variant(
             "registers", "registers.cu", "softmax_registers", "row_in_registers",
@@ -80,6 +91,7 @@ VARIANTS: dict[str, Variant] = {
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
             knobs=tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8)),  # (G lanes per row, K chunks per lane)
+            ops=(SOFTMAX, LOG_SOFTMAX),
         ),
         Variant(
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
@@ -87,12 +99,14 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
             cluster_template="softmax_split_row_cluster",
+            ops=(SOFTMAX, LOG_SOFTMAX),
         ),
         Variant(
             "two_pass", "two_pass.cu", "softmax_two_pass", "row_in_two_passes",
             "rows past the chip: (max, sum) per slice to a workspace, then merge and write, second read from L2",
             "past the peers", reads=2,
             knobs=((4,),),  # K chunks per thread in flight
+            ops=(SOFTMAX, LOG_SOFTMAX),
         ),
     )
 }

@@ -61,6 +61,8 @@ template <> __device__ __forceinline__ double neg_inf<double>() { return __longl
 
 __device__ __forceinline__ float acc_exp(float v) { return expf(v); }
 __device__ __forceinline__ double acc_exp(double v) { return exp(v); }
+__device__ __forceinline__ float acc_log(float v) { return logf(v); }
+__device__ __forceinline__ double acc_log(double v) { return log(v); }
 
 __device__ __forceinline__ float acc_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double acc_max(double a, double b) { return fmax(a, b); }
@@ -285,14 +287,20 @@ struct FastExp {
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
 };
 
-// exp(a - max) / sum for value k of a chunk, from a row's (max, sum), in the
-// accumulation type.
-template <typename A, typename T> struct Normalize {
-    A max, inv;
-    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return FastExp::of(widen<A>(v, k), max) * inv; }
+// What a row's value a becomes once the row's (max, sum) is known, in the
+// accumulation type: softmax's exp(a - max) / sum, or with LOG log_softmax's
+// (a - max) - log(sum). The semantics hold for both: a NaN or +inf in the row
+// makes sum NaN; a row of only -inf has max = -inf, and -inf - -inf is NaN.
+template <typename A, typename T, bool LOG> struct Normalize {
+    A max, by;  // by: 1 / sum, or log(sum)
+    __device__ __forceinline__ A of(A a) const {
+        if constexpr (LOG) return (a - max) - by;
+        else return FastExp::of(a, max) * by;
+    }
+    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
 };
-template <typename T, typename A> __device__ __forceinline__ Normalize<A, T> normalizer(MaxSum<A> row) {
-    return {row.m, A(1) / row.s};
+template <typename T, bool LOG = false, typename A> __device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row) {
+    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s};
 }
 
 // Max of the values in a chunk, folded into m.
@@ -342,15 +350,17 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
 // values themselves, two to a register where their exponentials would take
 // one each, and are exponentiated again at write: registers, not
 // exponentials, bound how much of a row a block keeps in flight.
-// Whether Held keeps exponentials: always where values are as wide as them,
-// and for half precision while a thread keeps at most MAX_KEPT of them (a
-// variant's choice, measured; 0 by default).
-template <typename A, typename T, int K, int MAX_KEPT = 0>
-constexpr bool keep_exps = sizeof(T) >= sizeof(A) || K * Vec<T>::size <= MAX_KEPT;
+// Whether Held keeps exponentials: never for log_softmax (it writes a - max -
+// log(sum), and an exponential that underflowed has lost a); for softmax
+// always where values are as wide as their exponentials, and for half
+// precision while a thread keeps at most MAX_KEPT of them (a variant's choice,
+// measured; 0 by default).
+template <typename A, typename T, int K, bool LOG, int MAX_KEPT = 0>
+constexpr bool keep_exps = !LOG && (sizeof(T) >= sizeof(A) || K * Vec<T>::size <= MAX_KEPT);
 
-template <typename A, typename T, int K, bool KEEP_EXPS = keep_exps<A, T, K>> struct Held;
+template <typename A, typename T, int K, bool LOG = false, bool KEEP_EXPS = keep_exps<A, T, K, LOG>> struct Held;
 
-template <typename A, typename T, int K> struct Held<A, T, K, true> {
+template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
     static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
@@ -376,10 +386,10 @@ template <typename A, typename T, int K> struct Held<A, T, K, true> {
     __device__ __forceinline__ A out(int j, int k) const { return e[j][k] * factor; }
 };
 
-template <typename A, typename T, int K> struct Held<A, T, K, false> {
+template <typename A, typename T, int K, bool LOG> struct Held<A, T, K, LOG, false> {
     static constexpr int chunks = K;
     Vec<T> v[K];
-    Normalize<A, T> prob;
+    Normalize<A, T, LOG> prob;
     __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max) {
         A s = A(0);
 #pragma unroll
@@ -389,7 +399,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false> {
         }
         return s;
     }
-    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T>(row); }
+    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
 };
 

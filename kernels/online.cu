@@ -3,8 +3,8 @@
 // Idea: one block owns one row. Each thread keeps a running (max, sum) pair and
 // rescales its sum whenever the max grows, so max and sum come from a single
 // read of the row; the block merges the pairs with warp shuffles and one
-// shared-memory step. A second pass writes exp(x - max) / sum: two reads of
-// each element instead of three.
+// shared-memory step. A second pass writes exp(x - max) / sum (with LOG,
+// log_softmax's (x - max) - log(sum)): two reads of each element instead of three.
 //
 // Limits: any N.
 //
@@ -13,7 +13,7 @@
 // pairs of static shared scratch).
 #include "common.cuh"
 
-template <typename Tin, typename Tout>
+template <typename Tin, typename Tout, bool LOG>
 __global__ void softmax_online(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                long long n, long long x_row_stride, long long y_row_stride) {
     using A = csm::acc_t<Tin, Tout>;
@@ -26,8 +26,7 @@ __global__ void softmax_online(const Tin* __restrict__ x, Tout* __restrict__ y, 
         State state = op.identity();
         for (long long i = threadIdx.x; i < n; i += blockDim.x) state = op.add(state, csm::to_acc<A>(xr[i]));
         state = csm::block_reduce(state, op, scratch);
-        const A inv = A(1) / state.s;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x)
-            yr[i] = csm::from_acc<Tout>(csm::acc_exp(csm::to_acc<A>(xr[i]) - state.m) * inv);
+        const auto out = csm::normalizer<Tin, LOG>(state);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) yr[i] = csm::from_acc<Tout>(out.of(csm::to_acc<A>(xr[i])));
     }
 }

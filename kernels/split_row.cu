@@ -9,6 +9,7 @@
 // merge them in rank order, so every block ends with the row's max and sum
 // and writes its slice: one read and one write of each element. Few long rows
 // (8 x 128256) thus spread over C times more SMs than one block per row would.
+// It writes softmax, or log_softmax with LOG.
 //
 // Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
 // S * blockDim.x * 16 bytes of shared memory per block.
@@ -67,7 +68,7 @@ __device__ __forceinline__ void cp_async_wait_all() {
 #endif
 }
 
-template <typename Tin, typename Tout, int K, int C>
+template <typename Tin, typename Tout, bool LOG, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
                                           int smem_chunks) {
@@ -104,7 +105,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         A m = csm::chunks_max<A>(v);
         cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
         for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
-        csm::Held<A, Tin, K> held;
+        csm::Held<A, Tin, K, LOG> held;
         A s = held.start(v, m);
         for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m));
         State stats = csm::block_reduce(State{m, s}, op, scratch);
@@ -123,7 +124,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         // or a loss, for the register-only launches and warp_rows).
         const bool streaming = smem_chunks > 0;
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first + t, b, end, held, streaming);
-        const auto prob = csm::normalizer<Tin>(stats);  // the shared-memory part, exponentiated again
+        const auto prob = csm::normalizer<Tin, LOG>(stats);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
@@ -139,17 +140,17 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     }
 }
 
-template <typename Tin, typename Tout, int K>
+template <typename Tin, typename Tout, bool LOG, int K>
 __global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                                   long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, K, 1>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
-template <typename Tin, typename Tout, int K, int C>
+template <typename Tin, typename Tout, bool LOG, int K, int C>
 __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                               long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
 }
 #endif

@@ -7,7 +7,7 @@
 // workspace and counts it into its row's counter. Phase 1 of a piece waits
 // until its row's counter holds every slice, merges the row's pairs (the
 // same order in every block of the row), reads its slice again -- from L2 --
-// and writes exp(x - max) / sum.
+// and writes exp(x - max) / sum (with LOG, log_softmax's (x - max) - log(sum)).
 // Every block walks the groups pipelined by one: phase 0 of its pieces of
 // group g, then phase 1 of its pieces of group g - 1, which the whole grid
 // finished reading a step earlier, so waits are rare and no grid-wide barrier
@@ -49,7 +49,7 @@ struct LastUse {
     }
 };
 
-template <typename Tin, typename Tout, int K>
+template <typename Tin, typename Tout, bool LOG, int K>
 __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                                  long long x_row_stride, long long y_row_stride, int slices, int group_rows,
                                  void* workspace) {
@@ -110,7 +110,7 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         const State* row_pairs = partials + row * slices;
         State stats = op.identity();
         for (int s = t; s < slices; s += b) stats = op(stats, row_pairs[s]);
-        const auto prob = csm::normalizer<Tin>(csm::block_reduce(stats, op, scratch));
+        const auto prob = csm::normalizer<Tin, LOG>(csm::block_reduce(stats, op, scratch));
         Tout* yr = y + row * y_row_stride;
         const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll 4

@@ -4,7 +4,7 @@
 // 32 / G rows at once and short rows still fill every lane. Each thread holds
 // K 16-byte chunks of its row in registers, read once with 16-byte loads and
 // written once with 16-byte stores; max and sum come from one butterfly over
-// the G lanes of (max, sum) pairs. The grid is persistent: resident blocks
+// the G lanes of (max, sum) pairs. It writes softmax, or log_softmax with LOG. The grid is persistent: resident blocks
 // loop over groups of rows.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
@@ -14,7 +14,7 @@
 // grid = min(ceil(rows / rows per block), resident blocks); no shared memory.
 #include "common.cuh"
 
-template <typename Tin, typename Tout, int G, int K>
+template <typename Tin, typename Tout, bool LOG, int G, int K>
 __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                   long long n, long long x_row_stride, long long y_row_stride) {
     using A = csm::acc_t<Tin, Tout>;
@@ -40,7 +40,7 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         // write): H100, 2026-11-22, 4096 x 1024 bfloat16 89% -> 96% of copy,
         // 4096 x 256 bfloat16 86% -> 90%, registers unchanged. split_row keeps
         // them packed: 4096 x 4096 bfloat16 96% packed, 93% kept.
-        csm::Held<A, Tin, K, csm::keep_exps<A, Tin, K, 32>> held;
+        csm::Held<A, Tin, K, LOG, csm::keep_exps<A, Tin, K, LOG, 32>> held;
         const A thread_sum = held.start(v, thread_max);
         held.finish(csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op));
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,

@@ -64,9 +64,10 @@ def test_unknown_variant_lists_the_known_ones():
 
 
 @pytest.mark.parametrize("host", [numpy.ones((2, 3), numpy.float32), [[1.0, 2.0]], 3.0], ids=["ndarray", "list", "scalar"])
-def test_host_data_is_a_type_error_that_says_how_to_move_it(host):
+@pytest.mark.parametrize("function", [cupysoftmax.softmax, cupysoftmax.log_softmax], ids=["softmax", "log_softmax"])
+def test_host_data_is_a_type_error_that_says_how_to_move_it(host, function):
     with pytest.raises(TypeError, match=r"move it first with cupy\.asarray"):
-        cupysoftmax.softmax(host)
+        function(host)
 
 
 def test_objects_that_are_not_arrays_are_type_errors():
@@ -76,7 +77,7 @@ def test_objects_that_are_not_arrays_are_type_errors():
 
 
 def test_import_needs_no_gpu_and_exposes_the_api():
-    assert callable(cupysoftmax.softmax)
+    assert callable(cupysoftmax.softmax) and callable(cupysoftmax.log_softmax)
     assert set(cupysoftmax.VARIANTS) >= {"naive", "smem_tree", "warp", "block", "online", "registers", "smem_cached"}
     assert issubclass(cupysoftmax.UnsuitableVariant, ValueError)
 

@@ -14,7 +14,7 @@ pytest.importorskip("cupy", reason="the offline build uses CuPy's NVRTC bindings
 def test_every_instantiation_compiles_without_spills(arch):
     reports = loader.build(arch)
     cc = loader.compute_capability(arch)
-    expected = {v.name_expression(p, k) for v in registry.VARIANTS.values() for p, k in v.instantiations(cc)}
+    expected = {v.name_expression(*i) for v in registry.VARIANTS.values() for i in v.instantiations(cc)}
     assert {r.expression for r in reports} == expected
     for r in reports:
         assert r.arch == arch
@@ -24,16 +24,25 @@ def test_every_instantiation_compiles_without_spills(arch):
 
 def test_cluster_kernels_are_built_only_where_clusters_exist():
     names = {r.expression for r in loader.build("sm_80")}
-    assert "softmax_split_row<float, float, 8>" in names
+    assert "softmax_split_row<float, float, false, 8>" in names
     assert not any("cluster" in name for name in names)
-    assert "softmax_split_row_cluster<float, float, 8, 16>" in {r.expression for r in loader.build("sm_90")}
+    assert "softmax_split_row_cluster<float, float, false, 8, 16>" in {r.expression for r in loader.build("sm_90")}
 
 
 def test_split_row_builds_for_gpus_before_sm80():
     # cp.async exists from sm_80 on; below it the shared-memory part is copied by hand
     lowered, log = loader._nvrtc_compile(loader.source("split_row"), "split_row.cu",
-                                         ["softmax_split_row<float, float, 8>"], "sm_75")
-    assert lowered["softmax_split_row<float, float, 8>"]
+                                         ["softmax_split_row<float, float, false, 8>"], "sm_75")
+    assert lowered["softmax_split_row<float, float, false, 8>"]
+
+
+def test_log_softmax_is_built_for_the_variants_that_compute_it():
+    names = {r.expression for r in loader.build("sm_90")}
+    assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
+    assert "softmax_split_row_cluster<float, float, true, 8, 16>" in names
+    assert "softmax_two_pass<float, float, true, 4>" in names
+    assert "softmax_online<double, double, true>" in names
+    assert not any(name.startswith("softmax_naive") and "true" in name for name in names)
 
 
 def test_static_shared_scratch_is_reported():

@@ -9,7 +9,8 @@ import pytest
 
 from cupysoftmax import dtypes
 from cupysoftmax.errors import UnsuitableVariant
-from cupysoftmax.planner import BLOCK_THREADS, KernelFacts, Planner, lookup
+from cupysoftmax import variants as registry
+from cupysoftmax.planner import AUTO_FIRST, AUTO_ORDER, BLOCK_THREADS, KernelFacts, Planner, lookup
 
 from fakes import H100, SMALL
 
@@ -149,6 +150,28 @@ def test_blocks_per_sm_follows_each_limit(h100):
 def test_unknown_variant_names_the_known_ones(h100):
     with pytest.raises(ValueError, match="unknown softmax variant 'fast'.*auto, naive"):
         h100.plan("fast", 1, 1, F32, fake_facts)
+
+
+def test_every_variant_auto_can_pick_computes_every_op():
+    # the op narrows only variants asked by name (Planner.plan)
+    for name in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER):
+        assert registry.VARIANTS[name].ops == (registry.SOFTMAX, registry.LOG_SOFTMAX), name
+
+
+@pytest.mark.parametrize("variant", ["naive", "smem_tree", "warp", "block", "registers", "smem_cached"])
+def test_classic_variants_refuse_log_softmax_and_name_the_ones_that_compute_it(h100, variant):
+    with pytest.raises(UnsuitableVariant, match=rf"{variant} computes softmax only; variants with log_softmax: "
+                                                r"online, warp_rows, split_row, two_pass"):
+        h100.plan(variant, 8, 1000, F32, fake_facts, op=registry.LOG_SOFTMAX)
+
+
+@pytest.mark.parametrize("m, n, variant", [(4096, 100, "warp_rows"), (64, 1000, "split_row"),
+                                           (8, 128256, "split_row"), (4, 2**22, "two_pass")],
+                         ids=["warp_rows", "split_row_block", "split_row_cluster", "two_pass"])
+def test_log_softmax_gets_the_softmax_launch(h100, m, n, variant):
+    softmax = h100.plan("auto", m, n, F32, fake_facts)
+    assert softmax.variant == variant
+    assert h100.plan("auto", m, n, F32, fake_facts, op=registry.LOG_SOFTMAX) == softmax
 
 
 def test_lookup_tables():
