@@ -1,5 +1,8 @@
 """softmax on the GPU against the float64 reference: every variant x dtype x path-hitting shape.
 
+The reference tests run log_softmax too, for every variant that computes it
+(test_gpu_log_softmax has log_softmax's own rules).
+
 Outputs are poisoned with NaN before every launch and inputs are fresh random
 numbers (standard normal x 3) each run; the seed is printed for replay.
 """
@@ -8,13 +11,15 @@ from __future__ import annotations
 import numpy
 import pytest
 
-from cupysoftmax import UnsuitableVariant, dtypes, reference, softmax
+from cupysoftmax import UnsuitableVariant, api, dtypes, reference, softmax
 from cupysoftmax import variants as registry
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
 VARIANTS = list(registry.VARIANTS)
+VARIANT_OPS = [(name, op) for name, v in registry.VARIANTS.items() for op in v.ops]
+VARIANT_OP_IDS = [f"{name}-{op}" for name, op in VARIANT_OPS]
 DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
 
 # (id naming the code path it reaches, M, N)
@@ -67,9 +72,10 @@ def expect(x, axis=-1):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_matches_reference(rng, variant, dtype, case, layout):
+@pytest.mark.parametrize("variant, op", VARIANT_OPS, ids=VARIANT_OP_IDS)
+def test_matches_reference(rng, variant, op, dtype, case, layout):
     _, m, n = case
+    function = api.FUNCTIONS[op]
     if layout == "contiguous":
         x = draw(rng, (m, n), dtype)
         out_base = poisoned((m, n), dtype)
@@ -81,12 +87,12 @@ def test_matches_reference(rng, variant, dtype, case, layout):
     aligned = layout == "contiguous" and (m == 1 or n * dtype.itemsize % 16 == 0)
     if refuses(variant, n, dtype, aligned):
         with pytest.raises(UnsuitableVariant, match="variants that can: .*online"):
-            softmax(x, axis=-1, out=out, variant=variant)
+            function(x, axis=-1, out=out, variant=variant)
         return
-    got = softmax(x, axis=-1, out=out, variant=variant)
+    got = function(x, axis=-1, out=out, variant=variant)
     assert got is out
     cupy.cuda.Device().synchronize()
-    reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
+    reference.assert_close(cupy.asnumpy(out), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
     if layout == "x_and_out_offset_views":  # the column before the view must stay untouched
         assert bool(cupy.isnan(out_base[:, 0]).all())
 
@@ -113,19 +119,22 @@ def extreme_rows(rng, n, dtype):
 
 @pytest.mark.parametrize("n", [33, 1025, 5000], ids=["n33_warp_tail", "n1025_block_tail", "n5000_vector_body"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_extreme_values_follow_the_semantics(rng, variant, dtype, n):
+@pytest.mark.parametrize("variant, op", VARIANT_OPS, ids=VARIANT_OP_IDS)
+def test_extreme_values_follow_the_semantics(rng, variant, op, dtype, n):
     x = extreme_rows(rng, n, dtype)
     out = poisoned(x.shape, dtype)
+    function = api.FUNCTIONS[op]
     if refuses(variant, n, dtype, aligned=n * dtype.itemsize % 16 == 0):
         with pytest.raises(UnsuitableVariant):
-            softmax(x, axis=-1, out=out, variant=variant)
+            function(x, axis=-1, out=out, variant=variant)
         return
-    softmax(x, axis=-1, out=out, variant=variant)
+    function(x, axis=-1, out=out, variant=variant)
     got = cupy.asnumpy(out)
-    reference.assert_close(got, expect(x), dtype)
+    reference.assert_close(got, reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
     nan_rows = numpy.isnan(got).all(axis=1)
     assert list(nan_rows) == [False, False, False, True, True, True, False, True, False, True, True]
+    if op == registry.LOG_SOFTMAX:  # -inf stays -inf; logits of +-300 stay finite (no log of an underflow)
+        assert numpy.isneginf(got[2]).any() and numpy.isfinite(got[8]).all()
 
 
 @pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
