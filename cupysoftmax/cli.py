@@ -95,10 +95,11 @@ def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
 @click.option("--out", "out_dir", default="docs/perf", show_default=True, type=click.Path(file_okay=False),
               help="folder for suite-<gpu>.json/.md/.png and sweep-<gpu>.json")
 @click.option("--providers", default=None, help="comma-separated subset of the providers (default: all)")
+@click.option("--ops", default=None, help="comma-separated: forward (softmax, the default), log_softmax")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per provider")
 @click.option("--no-sweep", is_flag=True, help="skip the N sweep of cupysoftmax at M = 4096")
 @click.option("--no-plot", is_flag=True, help="skip the PNG")
-def bench_cmd(suite_path, out_dir, providers, repeat, no_sweep, no_plot):
+def bench_cmd(suite_path, out_dir, providers, ops, repeat, no_sweep, no_plot):
     """Check and time cupysoftmax against its peers (torch, torch.compile, Triton, Liger, cupyx, JAX) on a suite."""
     from . import suite
 
@@ -107,12 +108,16 @@ def bench_cmd(suite_path, out_dir, providers, repeat, no_sweep, no_plot):
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--providers") from None
     try:
+        op_list = suite.op_names(ops)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--ops") from None
+    try:
         shapes = suite.load_shapes(suite_path)
     except (OSError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--suite") from None
     _need_device()
     suite.main(shapes, names, out_dir, repeat=repeat, with_sweep=not no_sweep, with_plot=not no_plot,
-               echo=click.echo)
+               echo=click.echo, ops=op_list)
 
 
 @main.command("list")

@@ -203,7 +203,8 @@ class Planner:
         v = registry.get(variant)
         if op not in v.ops:
             able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
-            raise UnsuitableVariant(f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
+            raise UnsuitableVariant(
+                f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
         try:
             return self.rules[v.launch](v, m, n, pair, facts, aligned)
         except UnsuitableVariant as exc:

@@ -5,10 +5,11 @@ CuPy's current stream, L2 flushed before each call) for every provider,
 each checked against the float64 reference before it is timed. Importing
 needs no GPU; CuPy and the peers are imported inside the functions that use them.
 
-A provider is `make_<name>(x)`: given the CuPy (M, N) input, it prepares its
-input view and output once and returns a no-argument function that runs one
-softmax over the last axis and returns the result. It raises Unsupported,
-saying why, when the peer is not installed or cannot serve the dtype or shape.
+A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
+(softmax or log_softmax), it prepares its input view and output once and
+returns a no-argument function that runs the op over the last axis and returns
+the result. It raises Unsupported, saying why, when the peer is not installed
+or cannot serve the op, dtype or shape.
 """
 from __future__ import annotations
 
@@ -27,8 +28,12 @@ from pathlib import Path
 import numpy
 
 from . import bench, device, dtypes, reference
+from . import variants as registry
 
+# The ops a run can time, as records name them ("op"), and the function each is.
 FORWARD = "forward"
+LOG = "log_softmax"
+OPS = {FORWARD: registry.SOFTMAX, LOG: registry.LOG_SOFTMAX}
 SWEEP_M = 4096
 SWEEP_N = range(256, 65536 + 1, 128)
 CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
@@ -65,6 +70,15 @@ def load_shapes(path) -> list[dict]:
             raise ValueError(f"{path}: shape {i}: {exc}") from None
         shapes.append({"tag": str(s.get("tag", "")), "M": s["M"], "N": s["N"], "dtype": dtype})
     return shapes
+
+
+def op_names(spec: str | None) -> list[str]:
+    """Op names from "a,b" (None or empty: forward only), in the order given; ValueError for an unknown one."""
+    names = [name.strip() for name in (spec or FORWARD).split(",") if name.strip()] or [FORWARD]
+    unknown = [name for name in names if name not in OPS]
+    if unknown:
+        raise ValueError(f"unknown op {unknown[0]!r}; choose from: {', '.join(OPS)}")
+    return names
 
 
 def provider_names(spec: str | None) -> list[str]:
@@ -120,26 +134,28 @@ def _on_cupy_stream(torch, fn):
     return on_stream
 
 
-def make_copy(x):
-    """cudaMemcpyAsync of the input's bytes: the ceiling ("% of copy")."""
+def make_copy(x, op):
+    """cudaMemcpyAsync of the input's bytes: the ceiling ("% of copy"), whatever the op."""
     return bench.copy_call(x.size * x.itemsize)
 
 
-def make_cupysoftmax(x):
-    """cupysoftmax.softmax(x, axis=-1, out=y), y allocated once (NaN first, so unwritten elements show)."""
+def make_cupysoftmax(x, op):
+    """cupysoftmax's function for op on (x, axis=-1, out=y), y allocated once (NaN first: unwritten elements show)."""
     import cupy
 
     from . import api
 
     y = cupy.full(x.shape, numpy.nan, x.dtype)
-    return lambda: api.softmax(x, axis=-1, out=y)
+    function = api.FUNCTIONS[op]
+    return lambda: function(x, axis=-1, out=y)
 
 
-def make_torch(x):
-    """torch.softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as a user's call does."""
+def make_torch(x, op):
+    """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do."""
     torch = _torch()
     t = _as_torch(torch, x)
-    return _on_cupy_stream(torch, lambda: torch.softmax(t, dim=-1))
+    function = getattr(torch, op)
+    return _on_cupy_stream(torch, lambda: function(t, dim=-1))
 
 
 def _softmax_last(t):
@@ -148,27 +164,34 @@ def _softmax_last(t):
     return torch.softmax(t, dim=-1)
 
 
+def _log_softmax_last(t):
+    import torch
+
+    return torch.log_softmax(t, dim=-1)
+
+
 @functools.cache
-def _compiled_softmax(torch):
-    """One torch.compile'd softmax for the whole run, static shapes; enough recompiles for every shape."""
+def _compiled(torch, op):
+    """One torch.compile'd function per op for the whole run, static shapes; enough recompiles for every shape."""
     config = torch._dynamo.config
     for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(config, limit):
             setattr(config, limit, max(getattr(config, limit), 1024))
-    return torch.compile(_softmax_last, dynamic=False)
+    return torch.compile({registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last}[op],
+                         dynamic=False)
 
 
-def make_torch_compile(x):
-    """torch.compile (Inductor, dynamic=False) of a function calling torch.softmax; compiled here, not timed."""
+def make_torch_compile(x, op):
+    """torch.compile (Inductor, dynamic=False) of a function calling torch's op; compiled here, not timed."""
     torch = _torch()
     t = _as_torch(torch, x)
-    compiled = _compiled_softmax(torch)
+    compiled = _compiled(torch, op)
     for _ in range(3):
         compiled(t)
     return _on_cupy_stream(torch, lambda: compiled(t))
 
 
-def make_triton(x):
+def make_triton(x, op):
     """Our own Triton kernel on the fused-softmax tutorial's idea (peer_triton): persistent, the row in registers."""
     torch = _torch()
     try:
@@ -178,14 +201,16 @@ def make_triton(x):
     t = _as_torch(torch, x)
     y = torch.full_like(t, float("nan"))
     try:
-        run = peer_triton.launcher(t, y, device.facts(x.device.id).sms)
+        run = peer_triton.launcher(t, y, device.facts(x.device.id).sms, log=op == registry.LOG_SOFTMAX)
     except ValueError as exc:  # the row does not fit in registers
         raise Unsupported(f"the row is held in registers: {exc}") from None
     return _on_cupy_stream(torch, run)
 
 
-def make_liger(x):
+def make_liger(x, op):
     """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x."""
+    if op != registry.SOFTMAX:
+        raise Unsupported(f"Liger has no {op} of its own (its log-softmax lives inside its cross-entropy loss)")
     torch = _torch()
     try:
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
@@ -202,26 +227,27 @@ def make_liger(x):
     return run
 
 
-def make_cupyx(x):
-    """cupyx.scipy.special.softmax(x, axis=-1)."""
+def make_cupyx(x, op):
+    """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1)."""
     if x.dtype == dtypes.BFLOAT16:
-        raise Unsupported("cupyx.scipy.special.softmax has no bfloat16 path")
+        raise Unsupported(f"cupyx.scipy.special.{op} has no bfloat16 path")
     import cupyx.scipy.special
 
-    return lambda: cupyx.scipy.special.softmax(x, axis=-1)
+    function = getattr(cupyx.scipy.special, op)
+    return lambda: function(x, axis=-1)
 
 
 @functools.cache
-def _jax_softmax(jax):
-    return jax.jit(functools.partial(jax.nn.softmax, axis=-1))
+def _jax_function(jax, op):
+    return jax.jit(functools.partial(getattr(jax.nn, op), axis=-1))
 
 
 JAX_NOTE = ("timed through the host: CuPy's stream is synchronised before the call (JAX runs on its own "
             "streams) and the call ends with block_until_ready, so host dispatch and wake-up are included")
 
 
-def make_jax(x):
-    """jax.jit(jax.nn.softmax) on a JAX array imported from x through DLPack; blocks until the result is ready.
+def make_jax(x, op):
+    """jax.jit(jax.nn.<op>) on a JAX array imported from x through DLPack; blocks until the result is ready.
 
     JAX launches on its own streams, so the event pair median_ms records on
     CuPy's stream only brackets JAX's work because the host waits: first for
@@ -238,7 +264,7 @@ def make_jax(x):
     import cupy
 
     a = jax.dlpack.from_dlpack(x)
-    f = _jax_softmax(jax)
+    f = _jax_function(jax, op)
     stream = cupy.cuda.get_current_stream()
 
     def run():
@@ -290,24 +316,24 @@ def _short(exc: Exception) -> str:
     return (f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__)[:300]
 
 
-def _record(shape: dict, provider: str, ms=None, ok=None, note="") -> dict:
+def _record(shape: dict, provider: str, ms=None, ok=None, note="", op: str = FORWARD) -> dict:
     nbytes = 2 * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
     return {"M": shape["M"], "N": shape["N"], "dtype": shape["dtype"], "provider": provider,
             "median_ms": ms, "GBps": None if ms is None else nbytes / ms / 1e6,
-            "op": FORWARD, "ok": ok, "note": note}
+            "op": op, "ok": ok, "note": note}
 
 
-def _prepare(name: str, x, rows, expected):
+def _prepare(name: str, x, op: str, rows, expected):
     """(fn, None) for a provider set up and checked on x, or (None, (ok, note)) when it is skipped or fails."""
     try:
-        fn = PROVIDERS[name](x)
+        fn = PROVIDERS[name](x, OPS[op])
     except Unsupported as exc:
         return None, (None, f"skipped: {exc}")
     except Exception as exc:  # a peer's own failure must not stop the suite
         return None, (False, f"setup failed: {_short(exc)}")
     if name != "copy":
         try:
-            err = reference.error_ratio(_host_rows(fn(), rows), expected, x.dtype)
+            err = reference.error_ratio(_host_rows(fn(), rows), expected, x.dtype, OPS[op])
         except Exception as exc:
             return None, (False, _short(exc))
         if not err <= 1.0:
@@ -325,10 +351,10 @@ def _free_gpu_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def run_suite(shapes, providers=None, repeat: int = 50, progress=None) -> list[dict]:
-    """One record per (shape, provider): checked against the reference, then timed by bench.interleaved_ms.
+def run_suite(shapes, providers=None, repeat: int = 50, progress=None, ops=(FORWARD,)) -> list[dict]:
+    """One record per (shape, op, provider): checked against the reference, then timed by bench.interleaved_ms.
 
-    Input: standard normal x 3 in the shape's dtype, drawn fresh per shape.
+    Input: standard normal x 3 in the shape's dtype, drawn fresh per shape and op.
     `progress`, if given, is called with each record as it is made.
     """
     names = list(PROVIDERS) if providers is None else list(providers)
@@ -337,12 +363,13 @@ def run_suite(shapes, providers=None, repeat: int = 50, progress=None) -> list[d
         raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
     records = []
     for shape in shapes:
-        records += _run_shape(shape, names, repeat, progress)
-        _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
+        for op in ops:
+            records += _run_shape(shape, op, names, repeat, progress)
+            _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
     return records
 
 
-def _run_shape(shape: dict, names: list[str], repeat: int, progress) -> list[dict]:
+def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) -> list[dict]:
     """The records of one shape: every provider set up and checked first, then all timed in interleaved rounds.
 
     Timing them together lets state drifting in the process (torch.compile's
@@ -352,19 +379,19 @@ def _run_shape(shape: dict, names: list[str], repeat: int, progress) -> list[dic
 
     x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
     rows = _sample_rows(shape["M"], shape["N"])
-    expected = reference.softmax(cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
-    prepared = {name: _prepare(name, x, rows, expected) for name in names}
+    expected = reference.REFERENCES[OPS[op]](cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
+    prepared = {name: _prepare(name, x, op, rows, expected) for name in names}
     ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
     timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
     records = []
     for name in names:
         fn, failed = prepared[name]
         if fn is None:
-            record = _record(shape, name, None, *failed)
+            record = _record(shape, name, None, *failed, op=op)
         elif isinstance(timed[name], Exception):
-            record = _record(shape, name, None, False, _short(timed[name]))
+            record = _record(shape, name, None, False, _short(timed[name]), op=op)
         else:
-            record = _record(shape, name, timed[name], True, getattr(fn, "note", ""))
+            record = _record(shape, name, timed[name], True, getattr(fn, "note", ""), op=op)
         records.append(record)
         if progress is not None:
             progress(record)
@@ -429,12 +456,17 @@ def host_cost(repeat: int = 2000, rounds: int = 5) -> dict:
 # -- reporting ------------------------------------------------------------------------
 
 
-def _by_shape(records) -> dict:
-    """{(M, N, dtype): {provider: record}}, shapes in the order first seen."""
+def _by_shape(records, op: str = FORWARD) -> dict:
+    """{(M, N, dtype): {provider: record}} of one op's records, shapes in the order first seen."""
     table: dict = {}
     for r in records:
-        table.setdefault((r["M"], r["N"], r["dtype"]), {})[r["provider"]] = r
+        if r.get("op", FORWARD) == op:
+            table.setdefault((r["M"], r["N"], r["dtype"]), {})[r["provider"]] = r
     return table
+
+
+def _ops_present(records) -> list[str]:
+    return [op for op in OPS if any(r.get("op", FORWARD) == op for r in records)]
 
 
 def _peers_present(records) -> list[str]:
@@ -465,37 +497,38 @@ def _pct_copy(row) -> float | None:
     return 100 * copy["median_ms"] / ours["median_ms"]
 
 
-def geomean_speedup(records) -> tuple[float | None, int]:
-    """(geometric mean of torch time / cupysoftmax time, number of shapes) over shapes where both ran."""
-    ratios = [s for s in map(_speedup, _by_shape(records).values()) if s is not None]
+def geomean_speedup(records, op: str = FORWARD) -> tuple[float | None, int]:
+    """(geometric mean of torch time / cupysoftmax time, number of shapes) over one op's shapes where both ran."""
+    ratios = [s for s in map(_speedup, _by_shape(records, op).values()) if s is not None]
     if not ratios:
         return None, 0
     return math.exp(sum(map(math.log, ratios)) / len(ratios)), len(ratios)
 
 
-def markdown_table(records) -> str:
-    """One row per shape: GB/s of copy and each provider, cupysoftmax's % of copy and speed-up over torch."""
+def markdown_table(records, op: str = FORWARD) -> str:
+    """One row per shape of `op`: GB/s of copy and each provider, cupysoftmax's % of copy and speed-up over torch."""
+    records = [r for r in records if r.get("op", FORWARD) == op]
     peers = _peers_present(records)
     lines = ["| M | N | dtype | copy | " + " | ".join(peers) + " | cupysoftmax % of copy | × torch |",
              "|---:|---:|---|---:|" + "---:|" * len(peers) + "---:|---:|"]
-    for (m, n, dtype), row in _by_shape(records).items():
+    for (m, n, dtype), row in _by_shape(records, op).items():
         pct, speedup = _pct_copy(row), _speedup(row)
         cells = [str(m), str(n), dtype, _cell(row.get("copy")), *(_cell(row.get(p)) for p in peers),
                  "–" if pct is None else f"{pct:.0f}%", "–" if speedup is None else f"{speedup:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
-    mean, count = geomean_speedup(records)
+    mean, count = geomean_speedup(records, op)
     lines.append("")
     if mean is None:
-        lines.append("Geometric-mean speed-up over torch.softmax: no shape where both ran.")
+        lines.append(f"Geometric-mean speed-up over torch.{OPS[op]}: no shape where both ran.")
     else:
-        lines.append(f"Geometric-mean speed-up over torch.softmax: {mean:.2f}× over {count} shapes.")
+        lines.append(f"Geometric-mean speed-up over torch.{OPS[op]}: {mean:.2f}× over {count} shapes.")
     return "\n".join(lines)
 
 
-def summary(records) -> str:
-    """A short plain-text table: per shape, cupysoftmax's GB/s, % of copy, the best peer and × torch."""
+def summary(records, op: str = FORWARD) -> str:
+    """A short plain-text table of one op: per shape, cupysoftmax's GB/s, % of copy, the best peer and × torch."""
     lines = [f"{'M':>7} {'N':>8} {'dtype':<9}{'copy':>6}{'ours':>6}{'%copy':>7}  {'best peer':<20}{'x torch':>8}"]
-    for (m, n, dtype), row in _by_shape(records).items():
+    for (m, n, dtype), row in _by_shape(records, op).items():
         peers = [r for p, r in row.items() if p not in ("copy", "cupysoftmax") and r["GBps"] is not None]
         best = max(peers, key=lambda r: r["GBps"], default=None)
         pct, speedup = _pct_copy(row), _speedup(row)
@@ -514,7 +547,8 @@ def plot(records, sweep_records, path) -> None:
     panels = fig.subplots(1, 2, sharey=True)
     colours = {p: f"C{i}" for i, p in enumerate(PROVIDERS)}
     for ax, dtype in zip(panels, ("float32", "bfloat16")):
-        here = [r for r in records if r["M"] == SWEEP_M and r["dtype"] == dtype and r["GBps"] is not None]
+        here = [r for r in records if r["M"] == SWEEP_M and r["dtype"] == dtype and r["GBps"] is not None
+                and r.get("op", FORWARD) == FORWARD]
         for provider in [p for p in PROVIDERS if any(r["provider"] == p for r in here)]:
             n, gbps = zip(*sorted((r["N"], r["GBps"]) for r in here if r["provider"] == provider))
             ax.plot(n, gbps, marker="o", markersize=4, color=colours[provider], label=provider,
@@ -574,10 +608,10 @@ def _versions() -> str:
 
 
 def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
-    """The markdown report: header, the table, the sweep's cliffs and the host cost."""
+    """The markdown report: header, a table per op (softmax first), the sweep's cliffs and the host cost."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
-        f"# Forward softmax against its peers on {device_name}",
+        f"# {' and '.join(OPS[op] for op in _ops_present(records))} against the peers on {device_name}",
         "",
         f"{when}, commit `{commit()}`, {device_name}; {_versions()}.",
         "",
@@ -592,6 +626,9 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "",
         markdown_table(records),
     ]
+    for op in _ops_present(records):
+        if op != FORWARD:
+            parts += ["", f"## {OPS[op]}", "", markdown_table(records, op)]
     if sweep_records is not None:
         ns = sorted({r["N"] for r in sweep_records})
         found = cliffs(sweep_records)
@@ -609,11 +646,11 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
 
 def _progress_line(r: dict) -> str:
     timing = "-" if r["median_ms"] is None else f"{r['median_ms'] * 1e3:10.1f} us {r['GBps']:7.0f} GB/s"
-    return f"{r['M']:>7} x {r['N']:<8} {r['dtype']:<9} {r['provider']:<14} {timing}  {r['note']}".rstrip()
+    return f"{r['M']:>7} x {r['N']:<8} {r['dtype']:<9} {r['op']:<11} {r['provider']:<14} {timing}  {r['note']}".rstrip()
 
 
 def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, with_plot: bool = True,
-         echo=print) -> list[dict]:
+         echo=print, ops=(FORWARD,)) -> list[dict]:
     """Run the suite (and the sweep and host cost), write <out>/suite-<gpu>.{json,md,png}, echo a summary."""
     import cupy
 
@@ -621,7 +658,7 @@ def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, 
     tag = device_tag(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    records = run_suite(shapes, providers, repeat=repeat, progress=lambda r: echo(_progress_line(r)))
+    records = run_suite(shapes, providers, repeat=repeat, progress=lambda r: echo(_progress_line(r)), ops=ops)
     (out / f"suite-{tag}.json").write_text(json.dumps(records, indent=1) + "\n")
     sweep_records = None
     if with_sweep:
@@ -636,5 +673,6 @@ def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, 
         plot(records, sweep_records, out / f"suite-{tag}.png")
     echo(f"wrote {out}/suite-{tag}.*; host cost {host['softmax_us']:.1f} us per call "
          f"against {host['raw_kernel_us']:.1f} us for a bare launch")
-    echo(summary(records))
+    for op in _ops_present(records):
+        echo(f"{OPS[op]}:\n{summary(records, op)}")
     return records

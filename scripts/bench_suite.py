@@ -3,8 +3,8 @@
 Writes <out>/suite-<gpu>.json (records), sweep-<gpu>.json, suite-<gpu>.md (table,
 cliffs, host cost) and suite-<gpu>.png, then prints a short summary. Runs from a
 checkout with PYTHONPATH set to it; COMMIT names the commit where .git is absent.
-Usage: python scripts/bench_suite.py [--suite FILE] [--out DIR] [--providers a,b] [--repeat K]
-                                     [--no-sweep] [--no-plot]
+Usage: python scripts/bench_suite.py [--suite FILE] [--out DIR] [--providers a,b] [--ops forward,log_softmax]
+                                     [--repeat K] [--no-sweep] [--no-plot]
 """
 import argparse
 import sys
@@ -21,6 +21,7 @@ def main():
     parser.add_argument("--suite", default=str(ROOT / "scripts" / "suite.json"), help="suite JSON file")
     parser.add_argument("--out", default=str(ROOT / "docs" / "perf"), help="folder for the results")
     parser.add_argument("--providers", default=None, help=f"comma-separated subset of: {', '.join(suite.PROVIDERS)}")
+    parser.add_argument("--ops", default=None, help=f"comma-separated subset of: {', '.join(suite.OPS)} (default: forward)")
     parser.add_argument("--repeat", type=int, default=50, help="timed calls per provider")
     parser.add_argument("--no-sweep", action="store_true", help="skip the N sweep at M = 4096")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
@@ -29,6 +30,7 @@ def main():
         parser.error("--repeat must be at least 1")
     try:
         names = suite.provider_names(args.providers)
+        ops = suite.op_names(args.ops)
         shapes = suite.load_shapes(args.suite)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
@@ -36,7 +38,8 @@ def main():
         device.require()
     except NoDevice as exc:
         sys.exit(f"bench_suite: {exc}")
-    suite.main(shapes, names, args.out, repeat=args.repeat, with_sweep=not args.no_sweep, with_plot=not args.no_plot)
+    suite.main(shapes, names, args.out, repeat=args.repeat, with_sweep=not args.no_sweep, with_plot=not args.no_plot,
+               ops=ops)
 
 
 if __name__ == "__main__":

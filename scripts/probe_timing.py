@@ -46,7 +46,7 @@ def once(shapes):
         x = bench.random_input(m, n, dtypes.parse(dtype))
         for name in PROVIDERS:
             try:
-                fn = suite.PROVIDERS[name](x)
+                fn = suite.PROVIDERS[name](x, "softmax")
             except suite.Unsupported:
                 continue
             fn()
@@ -68,7 +68,7 @@ def main(shapes):
         copy_us = {}
         for name in PROVIDERS:
             try:
-                fn = suite.PROVIDERS[name](x)
+                fn = suite.PROVIDERS[name](x, "softmax")
             except suite.Unsupported as exc:
                 print(f"{m}x{n} {dtype}: {name} skipped ({exc})")
                 continue

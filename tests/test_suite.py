@@ -96,6 +96,36 @@ def test_markdown_table_says_when_torch_never_ran():
     assert table.endswith("no shape where both ran.")
 
 
+def test_op_names_default_to_forward_and_reject_unknown_ones():
+    assert suite.op_names(None) == ["forward"]
+    assert suite.op_names("log_softmax, forward") == ["log_softmax", "forward"]
+    with pytest.raises(ValueError, match="unknown op 'backward'"):
+        suite.op_names("forward,backward")
+
+
+def test_each_op_gets_its_own_table_and_geometric_mean():
+    records = hand_made_records()
+    records += [{**r, "op": "log_softmax", "median_ms": r["median_ms"] and r["median_ms"] * 2,
+                 "GBps": r["GBps"] and r["GBps"] / 2} for r in hand_made_records()[:4]]
+    forward = suite.markdown_table(records).splitlines()
+    assert len(forward) == 7 and forward[6].endswith("4.00× over 2 shapes.")  # log records stay out
+    log = suite.markdown_table(records, "log_softmax").splitlines()
+    assert log[2] == "| 4096 | 1024 | float32 | 1049 | 839 | 419 | 671 | 80% | 2.00 |"
+    assert log[-1] == "Geometric-mean speed-up over torch.log_softmax: 2.00× over 1 shapes."
+    assert len(suite.summary(records, "log_softmax").splitlines()) == 2
+
+
+def test_report_has_a_section_per_op_softmax_first():
+    pytest.importorskip("cupy")  # the header names CuPy's version
+    records = hand_made_records()
+    records += [{**r, "op": "log_softmax"} for r in hand_made_records()[:4]]
+    host = {"softmax_us": 15.0, "raw_kernel_us": 6.0, "ratio": 2.5, "alloc_and_launch_us": 13.0, "rounds": 5,
+            "repeat": 2000}
+    text = suite.report(records, None, host, "NVIDIA H100 80GB HBM3", 50)
+    assert text.startswith("# softmax and log_softmax against the peers on NVIDIA H100 80GB HBM3")
+    assert text.index("over torch.softmax") < text.index("## log_softmax") < text.index("over torch.log_softmax")
+
+
 def test_summary_names_the_best_peer_that_ran():
     lines = suite.summary(hand_made_records()).splitlines()
     assert len(lines) == 4
