@@ -251,7 +251,8 @@ def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.A
 
     The arguments and rules of `softmax` (scipy.special.log_softmax has the
     same signature): a row holding NaN or +inf, or only -inf, comes out NaN; a
-    -inf element of any other row comes out -inf. The result is computed from
+    -inf element of any other row comes out -inf, as does a value below the
+    output type's range (float16: -65504). The result is computed from
     x itself, not as the log of softmax, so it stays finite and exact where
     exp(x - max) underflows. `variant`: "auto" or one of the variants that
     compute log_softmax (`cupysoftmax list`); the classic ones compute softmax

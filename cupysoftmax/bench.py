@@ -232,7 +232,8 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op:
 def as_records(m, n, dtype, copy_us, rows, op: str = registry.SOFTMAX) -> list[dict]:
     """JSON-ready records: the copy baseline first, then one per variant."""
     nbytes = 2 * m * n * numpy.dtype(dtypes.parse(dtype)).itemsize
-    base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype)), "op": op}
+    record_op = next(name for name, function in registry.RECORD_OPS.items() if function == op)
+    base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype)), "op": record_op}
     records = [{**base, "variant": "copy", "median_us": copy_us, "GBps": nbytes / copy_us / 1e3, "ok": True}]
     records += [{**base, **asdict(r)} for r in rows]
     return records

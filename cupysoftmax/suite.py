@@ -32,8 +32,7 @@ from . import variants as registry
 
 # The ops a run can time, as records name them ("op"), and the function each is.
 FORWARD = "forward"
-LOG = "log_softmax"
-OPS = {FORWARD: registry.SOFTMAX, LOG: registry.LOG_SOFTMAX}
+OPS = registry.RECORD_OPS
 SWEEP_M = 4096
 SWEEP_N = range(256, 65536 + 1, 128)
 CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
@@ -624,11 +623,9 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
         "host, ungated (block_until_ready), so its small shapes include dispatch.",
         "",
-        markdown_table(records),
     ]
     for op in _ops_present(records):
-        if op != FORWARD:
-            parts += ["", f"## {OPS[op]}", "", markdown_table(records, op)]
+        parts += ["", f"## {OPS[op]}", "", markdown_table(records, op)]
     if sweep_records is not None:
         ns = sorted({r["N"] for r in sweep_records})
         found = cliffs(sweep_records)

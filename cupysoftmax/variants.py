@@ -16,6 +16,9 @@ from . import dtypes
 # or log_softmax (x - max) - log(sum).
 SOFTMAX = "softmax"
 LOG_SOFTMAX = "log_softmax"
+# How benchmark records name the ops ("op"): softmax's records have said
+# "forward" from the first suite run on.
+RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX}
 
 
 @dataclass(frozen=True)

@@ -81,3 +81,22 @@ def test_tolerances_follow_output_precision():
     order = [numpy.float64, numpy.float32, numpy.float16, ml_dtypes.bfloat16]
     rtols = [reference.tolerance(d).rtol for d in order]
     assert rtols == sorted(rtols)
+
+
+def test_log_softmax_reference_semantics():
+    got = reference.log_softmax(numpy.array([[0.0, 0.0], [-numpy.inf, 0.0], [-numpy.inf, -numpy.inf], [1.0, numpy.nan]]), -1)
+    numpy.testing.assert_allclose(got[0], numpy.log(0.5))
+    assert got[1, 0] == -numpy.inf and got[1, 1] == 0.0
+    assert numpy.isnan(got[2]).all() and numpy.isnan(got[3]).all()
+
+
+def test_a_reference_past_the_output_range_is_that_types_infinity():
+    # float16 log_softmax of [20, -65504]: -65524 does not exist in float16, -inf is right
+    expected = reference.log_softmax(numpy.array([20.0, -65504.0]), -1)
+    assert reference.error_ratio([0.0, -numpy.inf], expected, numpy.float16, "log_softmax") == 0
+    assert reference.error_ratio([0.0, -65504.0], expected, numpy.float16, "log_softmax") == numpy.inf
+
+
+def test_log_softmax_tolerance_adds_an_absolute_term():
+    assert reference.tolerance(numpy.float32, "log_softmax").atol == 1e-5
+    assert reference.tolerance(numpy.float32).atol == 1e-37

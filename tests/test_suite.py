@@ -124,6 +124,15 @@ def test_report_has_a_section_per_op_softmax_first():
     text = suite.report(records, None, host, "NVIDIA H100 80GB HBM3", 50)
     assert text.startswith("# softmax and log_softmax against the peers on NVIDIA H100 80GB HBM3")
     assert text.index("over torch.softmax") < text.index("## log_softmax") < text.index("over torch.log_softmax")
+    alone = suite.report([r for r in records if r["op"] == "log_softmax"], None, host, "GPU", 50)
+    assert "## softmax" not in alone and "over torch.softmax" not in alone  # no empty softmax table
+
+
+def test_time_records_name_ops_as_the_suite_does():
+    from cupysoftmax import bench
+
+    assert bench.as_records(4, 8, "float32", 1.0, [])[0]["op"] == "forward"
+    assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax")[0]["op"] == "log_softmax"
 
 
 def test_summary_names_the_best_peer_that_ran():
