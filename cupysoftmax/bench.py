@@ -2,8 +2,14 @@
 
 One method for every provider (ours, the copy baseline, the peers):
 - warm up first (compilation, planning and module load stay out);
-- before each timed call, write a buffer twice the size of L2 so the input is
-  read from HBM, not from cache;
+- before each timed call, flush L2: write a buffer twice the size of L2, then
+  read another as large, so the input is read from HBM, not from cache, and
+  L2 holds no dirty lines. A write alone leaves L2 full of the flush's dirty
+  lines, and the timed call pays for writing them back: on the H100
+  (2026-11-22, scripts/probe_flush.py) a 64 MB copy took 26.5 us after the
+  write and 20.7 us after the write and read, Triton's softmax 27.2 against
+  21.5, which hides differences between kernels (bfloat16 4096 x 4096:
+  28.2 us against Triton's 27.6 after the write, 25.1 against 21.8 after both);
 - queue the call behind a gate: a one-thread kernel that holds the stream
   until the host opens it, after the event pair and the call are queued. The
   timed region then holds the device's work only, never a wait for the host
@@ -54,6 +60,23 @@ class Gate:
         self._flag[0] = 1
 
 
+class Flush:
+    """Evicts L2 and leaves it clean: writes a buffer twice its size, then reads another as large."""
+
+    def __init__(self, l2_bytes: int):
+        import cupy
+
+        self._written = cupy.empty(2 * l2_bytes, numpy.uint8)
+        self._read = cupy.random.randint(0, 256, 2 * l2_bytes, dtype=numpy.uint8)
+        self._sink = cupy.empty((), numpy.uint8)
+
+    def __call__(self) -> None:
+        import cupy
+
+        self._written.fill(1)
+        cupy.max(self._read, out=self._sink)
+
+
 def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:
     """Median milliseconds of `fn()` over `repeat` calls, each after an L2 flush, queued behind a gate."""
     result = interleaved_ms({"fn": fn}, repeat=repeat, warmup=warmup)["fn"]
@@ -75,7 +98,7 @@ def interleaved_ms(fns: dict, *, repeat: int = 50, warmup: int = 5, rounds: int 
 
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1; got {repeat}")
-    flush = cupy.empty(2 * device.facts(cupy.cuda.Device().id).l2_bytes, numpy.uint8)
+    flush = Flush(device.facts(cupy.cuda.Device().id).l2_bytes)
     gate = Gate()
     times = {name: [] for name in fns}
     failed = {}
@@ -104,7 +127,7 @@ def _timed_calls(fn, count: int, flush, gate) -> list[float]:
     times = []
     for _ in range(count):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        flush.fill(1)
+        flush()
         if gate is None:
             start.record()
             fn()
