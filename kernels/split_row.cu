@@ -75,7 +75,6 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     using A = csm::acc_t<Tin, Tout>;
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
-    const csm::OnlineOp<A> op;
     __shared__ State scratch[32];
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
@@ -108,14 +107,14 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         csm::Held<A, Tin, K, LOG> held;
         A s = held.start(v, m);
         for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m));
-        State stats = csm::block_reduce(State{m, s}, op, scratch);
+        State stats = csm::block_max_sum(State{m, s}, scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = stats;
             cluster_sync();
-            // lane r of every warp fetches block r's pair; a butterfly merges them
+            // lane r of every warp fetches block r's pair; the warp merges them
             const int lane = threadIdx.x & 31;
-            stats = lane < C ? cluster_load(&partial[parity], lane) : op.identity();
-            stats = csm::warp_reduce(stats, op);
+            stats = lane < C ? cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
+            stats = csm::warp_max_sum(stats);
         }
         held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;

@@ -83,7 +83,7 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
             csm::load_chunks(v, xr, static_cast<int>(n), shift, c0, b, end, KeepInL2());
             stats = op(stats, csm::chunk_stats<A>(v));
         }
-        stats = csm::block_reduce(stats, op, scratch);
+        stats = csm::block_max_sum(stats, scratch);
         if (t == 0) {
             partials[piece] = stats;
             __threadfence();  // the pair before its count
@@ -110,7 +110,7 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         const State* row_pairs = partials + row * slices;
         State stats = op.identity();
         for (int s = t; s < slices; s += b) stats = op(stats, row_pairs[s]);
-        const auto prob = csm::normalizer<Tin, LOG>(csm::block_reduce(stats, op, scratch));
+        const auto prob = csm::normalizer<Tin, LOG>(csm::block_max_sum(stats, scratch));
         Tout* yr = y + row * y_row_stride;
         const bool same_alignment = csm::misalignment(yr) == shift;
 #pragma unroll 4

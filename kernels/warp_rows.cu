@@ -3,9 +3,10 @@
 // Idea: G threads share a row (G = 1 .. 32, a power of two), so a warp serves
 // 32 / G rows at once and short rows still fill every lane. Each thread holds
 // K 16-byte chunks of its row in registers, read once with 16-byte loads and
-// written once with 16-byte stores; max and sum come from one butterfly over
-// the G lanes of (max, sum) pairs. It writes softmax, or log_softmax with LOG. The grid is persistent: resident blocks
-// loop over groups of rows.
+// written once with 16-byte stores; the row's max comes from a butterfly over
+// the G lanes, then its sum from a second over their sums rescaled to that max.
+// It writes softmax, or log_softmax with LOG. The grid is persistent: resident
+// blocks loop over groups of rows.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
@@ -18,7 +19,6 @@ template <typename Tin, typename Tout, bool LOG, int G, int K>
 __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                   long long n, long long x_row_stride, long long y_row_stride) {
     using A = csm::acc_t<Tin, Tout>;
-    const csm::OnlineOp<A> op;
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -35,14 +35,9 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
         const A thread_max = csm::chunks_max<A>(v);
-        // Half-precision rows keep their exponentials too while they are at
-        // most 32 floats a lane (packed, they are exponentiated again at
-        // write): H100, 2026-11-22, 4096 x 1024 bfloat16 89% -> 96% of copy,
-        // 4096 x 256 bfloat16 86% -> 90%, registers unchanged. split_row keeps
-        // them packed: 4096 x 4096 bfloat16 96% packed, 93% kept.
-        csm::Held<A, Tin, K, LOG, csm::keep_exps<A, Tin, K, LOG, 32>> held;
+        csm::Held<A, Tin, K, LOG> held;
         const A thread_sum = held.start(v, thread_max);
-        held.finish(csm::warp_reduce<G>(csm::MaxSum<A>{thread_max, thread_sum}, op));
+        held.finish(csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum}));
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
                                held);
     }
