@@ -7,6 +7,9 @@ the `facts` callable it is given for the variant's instantiation with those knob
 
 Every threshold is a row in a small (limit, value) table; the comment on each
 row names the measurement behind it (docs/PERFORMANCE.md has the runs).
+Measurements marked "clean L2" ran with bench.Flush as it is now (L2 left
+clean before each timed call); the others with the write-only flush before it,
+which added the write-back of L2's dirty lines to every time.
 """
 from __future__ import annotations
 
@@ -54,58 +57,66 @@ REGISTER_THREADS = (
 )
 
 # warp_rows: threads per block (rows per block = threads / lanes per row), and
-# the chunks each lane aims to hold: a row takes the fewest lanes G (a power
-# of two) with G * WARP_ROWS_ITEMS >= its chunks, so short rows pack several
-# to a warp and every lane has several 16-byte loads in flight.
-# H100 sweep of 2026-11-22 (scripts/sweep_configs.py, docs/PERFORMANCE.md):
-# at N = 32 two chunks per lane ran at 96% of copy, four at 68%; at N = 100,
-# 94% against 93%.
+# the chunks each lane aims to hold, by the chunks a row spans: a row takes the
+# fewest lanes G (a power of two) with G * items >= its chunks, so short rows
+# pack several to a warp and every lane has one or more 16-byte loads in flight.
+# H100 sweep of 2026-11-22 (scripts/sweep_configs.py, clean L2; docs/perf/
+# launch-shapes-sweep-h100.txt): at N = 32 float32 (8 chunks) one chunk per
+# lane ran at 96% of copy, two at 85%; at N = 100 (25 chunks) two 97%, one 90%;
+# at N = 256 bfloat16 (32 chunks) two 88%, one 89%.
 WARP_ROWS_THREADS = 256
-WARP_ROWS_ITEMS = 2
+WARP_ROWS_ITEMS = (
+    (8, 1),
+    (INF, 2),
+)
 
 # split_row: chunks per thread held in registers (K), by the chunks a block
 # must hold; more chunks per thread means more loads in flight per thread.
-# H100 sweep of 2026-11-22: 4096 x 1024 float32 (256 chunks) K = 4 96% of
-# copy, K = 2 87%; 4096 x 32768 (8192 chunks) K = 8 99%, K = 4 77%.
+# H100 sweep of 2026-11-22 (clean L2): 4096 x 1024 float32 (256 chunks) K = 4
+# 95% of copy, K = 8 94%; 4096 x 2048 (512 chunks) K = 4 98%, K = 8 95%;
+# 4096 x 8192 bfloat16 (1024 chunks) K = 8 100%, K = 4 98%; 4096 x 4096 float32
+# (1024 chunks) 100% at every K; 4096 x 16384 bfloat16 (2048) K = 8 98%, K = 4 97%.
 # A chunk takes four registers whatever its element type: 2-byte values stay
 # packed (common.cuh, Held), so the same K serves every type.
 SPLIT_ITEMS = (
-    (1024, 4),
+    (512, 4),
     (INF, 8),
 )
 
 # split_row: cluster sizes C (C > 1 only with clusters, sm_90+). With at
 # least SPLIT_ROWS_PER_SM rows per SM, the smallest C that holds a row wins:
 # clusters cost their syncs, and many rows keep every SM busy anyway (H100
-# sweep of 2026-11-22: 4096 x 32768 float32 at C = 1 99% of copy, C = 2 85%;
-# 8192 x 50257 at C = 1 with a shared-memory part 89%, C = 4 75%).
+# sweep of 2026-11-22, clean L2: 4096 x 32768 float32 at C = 1 99% of copy,
+# C = 2 89%; 8192 x 50257 at C = 1 with a shared-memory part 97%, C = 8 74%).
 SPLIT_ROWS_PER_SM = 1
 # With fewer rows, but at least SPLIT_BLOCK_ROWS, one block per row still wins
-# where its registers hold the row: a cluster's blocks wait for each other, and
-# the GPU places fewer clusters at once than blocks (cuOccupancyMaxActiveClusters:
-# 30 clusters of four 1024-thread blocks, 120 of 132 SMs). H100 sweep of
-# 2026-11-22 (scripts/sweep_configs.py, which prints those counts): 128 x 32000
-# float32 at C = 1 87% of copy, best cluster 70%; 64 x 32000 77% against 70%;
-# 32 x 32000 59% against 60% (the break-even); 8 x 32000 49% against 56%.
-SPLIT_BLOCK_ROWS = 32
+# where it holds the row (registers, or registers and shared memory): a
+# cluster's blocks wait for each other, and the GPU places fewer clusters at
+# once than blocks (cuOccupancyMaxActiveClusters: 30 clusters of four
+# 1024-thread blocks, 120 of 132 SMs). H100 sweep of 2026-11-22 (clean L2;
+# scripts/sweep_configs.py prints those counts), float32 at N = 32000: 128 rows
+# C = 1 82% of copy, best cluster 69%; 64 rows 70% against 66%; 32 rows 61%
+# against 65%; 8 rows 48% against 62%. 128 x 128256 bfloat16 (a shared-memory
+# part): C = 1 73%, best cluster 57%.
+SPLIT_BLOCK_ROWS = 64
 # Clusters only for rows of more than SPLIT_CLUSTER_MIN_CHUNKS chunks: below,
 # one block reads its row about as fast as a cluster does, without the
 # cluster's syncs and its costlier launch. H100 sweep of 2026-11-22, float32:
 # 1 x 4096 at C = 1 6.5 us, best cluster 7.7; 8 x 8192 7.3 against 8.2;
 # 8 x 16384 (4096 chunks) 8.7 against 8.7; 8 x 32000 11.0 against 9.5.
 SPLIT_CLUSTER_MIN_CHUNKS = 4096
-# Fewer rows still, or rows one block's registers cannot hold: the C with the
-# most blocks resident at once wins, then the smaller (128 x 262144: C = 16 at
-# two blocks per SM 74%, C = 8 52%; 32 x 128256: C = 16 60%, C = 4 38%).
+# Fewer rows still, or rows one block cannot hold: the C with the most blocks
+# resident at once wins, then the smaller (clean L2: 128 x 262144 float32
+# C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
 # holds longer rows in a block (or a cluster, for few rows); two_pass (two
 # reads, the second partly from L2) serves rows too long to keep on chip.
-# H100 sweeps of 2026-11-22: at N = 1024 float32 (256 chunks) split_row with
-# 64 threads ran at 96% of copy, warp_rows at 90%; at N = 512 (128 chunks) warp_rows 101%, split_row 95%; at N = 384
-# float32 warp_rows 99%, split_row 88%; 4096 x 1024 bfloat16 (128 chunks)
-# warp_rows 99%, split_row 90%.
+# H100 sweep of 2026-11-22 (clean L2), M = 4096: at N = 1024 float32 (256
+# chunks) split_row with 64 threads ran at 95% of copy, warp_rows at 89%; at
+# N = 512 (128 chunks) warp_rows 96%, split_row 93%; at N = 384 warp_rows 92%,
+# split_row 88%; N = 1024 bfloat16 (128 chunks) warp_rows 94%, split_row 90%.
 AUTO_FIRST = (
     (128, "warp_rows"),
     (INF, "split_row"),
@@ -307,7 +318,7 @@ class Planner:
 
     def _rows_in_warp(self, v, m, n, pair, facts, aligned) -> Launch:
         chunks = self._chunks(n, pair, aligned)
-        lanes = min(32, 1 << max(_ceil_div(chunks, WARP_ROWS_ITEMS) - 1, 0).bit_length())
+        lanes = min(32, 1 << max(_ceil_div(chunks, lookup(WARP_ROWS_ITEMS, chunks)) - 1, 0).bit_length())
         fitting = sorted(k for k in v.knobs if k[0] == lanes and k[0] * k[1] >= chunks)
         if not fitting:
             most = max(g * k for g, k in v.knobs)
@@ -341,7 +352,7 @@ class Planner:
         c = launch.knobs[1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
-        if m >= SPLIT_BLOCK_ROWS and c == 1 and launch.smem == 0:
+        if m >= SPLIT_BLOCK_ROWS and c == 1:
             return (-INF, c)
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)

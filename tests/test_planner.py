@@ -17,6 +17,7 @@ from fakes import H100, SMALL
 F32 = (dtypes.FLOAT32, dtypes.FLOAT32)
 F64 = (dtypes.FLOAT64, dtypes.FLOAT64)
 F16 = (dtypes.FLOAT16, dtypes.FLOAT16)
+BF16 = (dtypes.BFLOAT16, dtypes.BFLOAT16)
 
 
 def max_threads(regs):
@@ -183,13 +184,13 @@ def test_lookup_tables():
 
 @pytest.mark.parametrize(
     "n, aligned, knobs",
-    [(1, True, (1, 1)), (8, True, (1, 2)), (32, True, (4, 2)), (33, False, (8, 2)), (100, False, (16, 2)),
+    [(1, True, (1, 1)), (8, True, (2, 1)), (32, True, (8, 1)), (33, False, (8, 2)), (100, False, (16, 2)),
      (256, True, (32, 2)), (257, False, (32, 4)), (1024, True, (32, 8)), (2048, True, (32, 8))],
-    ids=["n1_one_lane", "n8_one_lane_two_chunks", "n32_four_lanes", "n33_misaligned_eight_lanes",
+    ids=["n1_one_lane", "n8_two_lanes_one_chunk", "n32_eight_lanes_one_chunk", "n33_misaligned_eight_lanes",
          "n100_sixteen_lanes", "n256_full_warp", "n257_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
          "n2048_float16_eight_chunks"],
 )
-def test_warp_rows_takes_the_fewest_lanes_that_hold_a_row_at_two_chunks_each(h100, n, aligned, knobs):
+def test_warp_rows_takes_the_fewest_lanes_that_hold_a_row_at_one_chunk_each_up_to_8_then_two(h100, n, aligned, knobs):
     pair = F16 if n == 2048 else F32
     launch = h100.plan("warp_rows", 100_000, n, pair, fake_facts, aligned)
     assert launch.knobs == knobs and launch.block == 256
@@ -210,25 +211,34 @@ def split_facts(name, knobs):
 @pytest.mark.parametrize(
     "m, n, knobs, block, extra",
     [(4096, 1024, (4, 1), 64, 0),  # many rows: one block per row, the row in registers
-     (4096, 4096, (4, 1), 256, 0),
+     (4096, 2048, (4, 1), 128, 0),  # up to 512 chunks: four a thread
+     (4096, 4096, (8, 1), 128, 0),  # past 512: eight
      (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
      (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (4, 16), 128, 0),
      (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
-     (128, 32000, (8, 1), 1024, 0),  # 32+ rows a block holds in registers: no cluster
-     (31, 32000, (4, 16), 128, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (128, 128256, (8, 16), 256, 0),  # one block would need shared memory: clusters
+     (64, 32000, (8, 1), 1024, 0),  # 64+ rows a block holds: no cluster
+     (63, 32000, (4, 16), 128, 0),  # below SPLIT_BLOCK_ROWS: clusters again
+     (128, 128256, (8, 16), 256, 0),  # no block holds a float32 row: clusters
      (8, 16384, (8, 1), 512, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster
      (8, 16388, (4, 16), 96, 0)],  # one chunk more: clusters, the most blocks resident
-    ids=["n1024_block_per_row", "n4096_block_per_row", "long_rows_registers_plus_smem", "few_rows_cluster16",
-         "one_row_cluster16", "32_rows_cluster16", "128_rows_block_per_row", "31_rows_cluster16",
-         "128_long_rows_cluster16", "8_rows_64KB_no_cluster", "8_rows_past_64KB_cluster"],
+    ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
+         "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "32_rows_cluster16",
+         "64_rows_block_per_row", "63_rows_cluster16", "128_long_rows_cluster16", "8_rows_64KB_no_cluster",
+         "8_rows_past_64KB_cluster"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
     launch = h100.plan("split_row", m, n, F32, split_facts)
     assert (launch.knobs, launch.block, int(launch.args[0])) == (knobs, block, extra)
     assert launch.smem == extra * block * 16
     assert launch.grid == m * knobs[1]  # one cluster per row
+
+
+def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(h100):
+    # a 256 KB bfloat16 row: 128 KB in registers, 128 KB in shared memory
+    launch = h100.plan("split_row", 128, 128256, BF16, split_facts)
+    assert (launch.knobs, launch.block, launch.smem) == ((8, 1), 1024, 8 * 1024 * 16)
+    assert h100.plan("split_row", 63, 128256, BF16, split_facts).knobs[1] > 1
 
 
 def test_split_row_without_clusters_keeps_one_block_per_row():
