@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 from click.testing import CliRunner
 
@@ -53,6 +54,13 @@ def test_provider_names_keep_the_order_given_and_reject_unknown_ones():
     assert suite.provider_names("torch, cupysoftmax") == ["torch", "cupysoftmax"]
     with pytest.raises(ValueError, match="unknown provider 'tvm'"):
         suite.provider_names("torch,tvm")
+
+
+def test_cupyx_log_softmax_is_timed_through_the_host_because_it_waits_on_the_device():
+    # cupyx's log_softmax assigns through a boolean mask: queued behind the gate it would never return
+    x = numpy.ones((2, 3), numpy.float32)
+    assert suite.make_cupyx(x, "log_softmax").syncs_host
+    assert not getattr(suite.make_cupyx(x, "softmax"), "syncs_host", False)
 
 
 def test_record_counts_read_and_write_bytes():
