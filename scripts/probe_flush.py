@@ -34,16 +34,10 @@ def flushes(l2_bytes):
 
 
 def median_us(fn, flush, gate, repeat=40):
+    """bench's gated timing loop with a given flush in place of bench.Flush."""
     for _ in range(3):
         fn()
-    times = []
-    for _ in range(repeat):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        flush()
-        bench._gated(gate, fn, start, end)
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return 1e3 * statistics.median(times)
+    return 1e3 * statistics.median(bench._timed_calls(fn, repeat, flush, gate))
 
 
 def main():
