@@ -158,7 +158,7 @@ class Launch:
     grid: int
     block: int
     smem: int  # dynamic shared memory bytes
-    args: tuple = ()  # kernel arguments after (x, y, rows, n, x_row_stride, y_row_stride)
+    args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
     workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
 
 
@@ -210,28 +210,38 @@ class Planner:
         picks computes every op, so the op only narrows a variant asked by name.
         """
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts, aligned)
+            return self.pick(m, n, pair, facts, aligned, op)
         v = registry.get(variant)
         if op not in v.ops:
             able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
             raise UnsuitableVariant(
                 f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
         try:
-            return self.rules[v.launch](v, m, n, pair, facts, aligned)
+            return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
-                    if name != variant and op in other.ops and self._serves(name, m, n, pair, facts, aligned)]
+                    if name != variant and op in other.ops and self._serves(name, m, n, pair, facts, aligned, op)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
-    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
-        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves."""
+    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX) -> Launch:
+        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
+
+        online serves every forward shape; the gradients hold a row on chip
+        (warp_rows, split_row), so a row longer than a cluster holds raises
+        UnsuitableVariant.
+        """
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
-            try:
-                return self.rules[v.launch](v, m, n, pair, facts, aligned)
-            except UnsuitableVariant:
+            if op not in v.ops:
                 continue
+            try:
+                return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+            except UnsuitableVariant as exc:
+                reasons.append(str(exc))
+        if op in registry.BACKWARD:
+            raise UnsuitableVariant(f"no variant computes {op} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
@@ -247,10 +257,10 @@ class Planner:
 
     # -- rules --------------------------------------------------------------
 
-    def _serves(self, name, m, n, pair, facts, aligned) -> bool:
+    def _serves(self, name, m, n, pair, facts, aligned, op) -> bool:
         v = registry.VARIANTS[name]
         try:
-            self.rules[v.launch](v, m, n, pair, facts, aligned)
+            self.rules[v.launch](v, m, n, pair, facts, aligned, op)
             return True
         except UnsuitableVariant:
             return False
@@ -262,23 +272,23 @@ class Planner:
                 f"{kernel.max_threads} ({kernel.num_regs} registers per thread)"
             )
 
-    def _thread_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _thread_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = NAIVE_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads), MAX_GRID), threads, 0)
 
-    def _warp_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _warp_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = WARP_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads // 32), MAX_GRID), threads, 0)
 
-    def _block_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _block_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = lookup(BLOCK_THREADS, n)
         self._fit_threads(v, threads, facts(v.name, ()))
         smem = threads * dtypes.accumulator(pair).itemsize if v.launch == "block_per_row_tree" else 0
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_smem(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_smem(self, v, m, n, pair, facts, aligned, op) -> Launch:
         kernel = facts(v.name, ())
         itemsize = pair[0].itemsize
         smem = (n + 16 // itemsize) * itemsize
@@ -292,7 +302,7 @@ class Planner:
         self._fit_threads(v, threads, kernel)
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_registers(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_registers(self, v, m, n, pair, facts, aligned, op) -> Launch:
         padded = 1 << max(n - 1, 0).bit_length()  # n rounded up to a power of two
         threads = min(lookup(REGISTER_THREADS, padded), max(padded, 32))
         items = max(padded // threads, 1)
@@ -316,7 +326,7 @@ class Planner:
         per_chunk = 16 // pair[0].itemsize
         return _ceil_div(n + (0 if aligned else per_chunk - 1), per_chunk)
 
-    def _rows_in_warp(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _rows_in_warp(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         lanes = min(32, 1 << max(_ceil_div(chunks, lookup(WARP_ROWS_ITEMS, chunks)) - 1, 0).bit_length())
         fitting = sorted(k for k in v.knobs if k[0] == lanes and k[0] * k[1] >= chunks)
@@ -333,17 +343,18 @@ class Planner:
         resident = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
         return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
 
-    def _row_over_cluster(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         clusters = self.device.compute_capability >= (9, 0) and chunks > SPLIT_CLUSTER_MIN_CHUNKS
         sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
         candidates = [launch for c in sizes
-                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts))]
+                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op))]
         if not candidates:
+            also = "" if op in registry.BACKWARD else (
+                f", nor in one block's registers plus {self.device.smem_per_block_optin} bytes of shared memory")
             raise UnsuitableVariant(
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in a cluster of "
-                f"{sizes[-1]} blocks' registers, nor in one block's registers plus "
-                f"{self.device.smem_per_block_optin} bytes of shared memory"
+                f"{sizes[-1]} blocks' registers{also}"
             )
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 
@@ -357,21 +368,25 @@ class Planner:
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 
-    def _cluster_block(self, v, m, chunks, c, facts) -> Launch | None:
-        """A block shape holding `chunks` chunks per block of a C-block cluster, or None."""
+    def _cluster_block(self, v, m, chunks, c, facts, op) -> Launch | None:
+        """A block shape holding `chunks` chunks per block of a C-block cluster, or None.
+
+        The gradient kernels hold y and dy in registers only (no shared-memory part, no S argument).
+        """
+        backward = op in registry.BACKWARD
         items = lookup(SPLIT_ITEMS, chunks)
         for k in sorted({k for k, _ in v.knobs if k >= items}):
             kernel = facts(v.name, (k, c))
             most = min(1024, kernel.max_threads // 32 * 32)
             threads = _round_up(_ceil_div(chunks, k), 32)
             if threads <= most:
-                return self._cluster_launch(v, m, c, k, threads, 0, kernel)
+                return self._cluster_launch(v, m, c, k, threads, None if backward else 0)
         # Registers full: the rest of the slice goes to shared memory, in one
         # block per row only. A cluster with a shared-memory part (one block
         # per SM, its SMs in lockstep) lost to two_pass: 64 x 1048576 float32
         # 40% of copy against 56% (H100, 2026-11-22, two_pass then two launches;
         # 64% now).
-        if c > 1:
+        if c > 1 or backward:
             return None
         k = max(k for k, _ in v.knobs)
         kernel = facts(v.name, (k, c))
@@ -379,16 +394,19 @@ class Planner:
         extra = _ceil_div(chunks, threads) - k
         if extra * threads * 16 > self.device.smem_per_block_optin - kernel.static_smem:
             return None
-        return self._cluster_launch(v, m, c, k, threads, extra, kernel)
+        return self._cluster_launch(v, m, c, k, threads, extra)
 
-    def _cluster_launch(self, v, m, c, k, threads, extra, kernel) -> Launch:
+    def _cluster_launch(self, v, m, c, k, threads, extra) -> Launch:
+        """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S."""
         # One cluster per row (the kernel loops only past the grid limit): how
         # many clusters fit at once depends on how the GPU groups its SMs, so a
         # persistent grid sized from an estimate could leave a late tail.
         grid = min(m, MAX_GRID // c) * c
+        if extra is None:
+            return Launch(v.name, (k, c), grid, threads, 0)
         return Launch(v.name, (k, c), grid, threads, extra * threads * 16, (numpy.int32(extra),))
 
-    def _row_in_two_passes(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_two_passes(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         kernel = facts(v.name, v.knobs[0])
         threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)

@@ -19,7 +19,7 @@
 //   how they combine partial results.
 // - Vec, load_chunk, store_chunk, widen: rows as 16-byte chunks (below).
 // - Held: what a register-resident variant keeps of its chunks between
-//   reading a row and writing it.
+//   reading a row and writing it; HeldGrad the same for the backward kernels.
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -276,6 +276,9 @@ template <typename T> __device__ __forceinline__ Vec<T> padding_chunk() {
     return out;
 }
 
+// +0 in every element (all bits clear, whatever the type).
+template <typename T> __device__ __forceinline__ Vec<T> zero_chunk() { return Vec<T>{{0u, 0u, 0u, 0u}}; }
+
 // How a whole chunk is read: a plain 16-byte load, or one with an L2 hint.
 struct PlainLoad {
     template <typename T> __device__ __forceinline__ Vec<T> operator()(const T* p) const {
@@ -285,12 +288,16 @@ struct PlainLoad {
 
 // Chunk and element indices inside a row are int: the register-resident
 // variants hold at most a few million elements of a row.
+// Elements outside the row read as `pad`'s (-inf by default: they add
+// nothing to a max or to a sum of exponentials; the backward kernels pad
+// with zeros).
 template <typename T, typename Load = PlainLoad>
-__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {}) {
+__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {},
+                                             const Vec<T>& pad = padding_chunk<T>()) {
     constexpr int V = Vec<T>::size;
     const int e0 = c * V - shift;
     if (e0 >= 0 && e0 + V <= n) return load(row + e0);
-    Vec<T> out = padding_chunk<T>();
+    Vec<T> out = pad;
 #pragma unroll
     for (int k = 0; k < V; ++k)
         if (e0 + k >= 0 && e0 + k < n) out.set(k, row[e0 + k]);
@@ -466,16 +473,47 @@ template <typename A, typename T, int K, bool LOG> struct Held<A, T, K, LOG, fal
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
 };
 
-// The K chunks first, first + stride, ... of a row, -inf padding from `end` on.
+// The K chunks first, first + stride, ... of a row, `pad` (-inf) from `end` on.
 template <typename T, int K, typename Load = PlainLoad>
 __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
-                                            int stride, int end, Load load = {}) {
+                                            int stride, int end, Load load = {},
+                                            const Vec<T>& pad = padding_chunk<T>()) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
-        v[j] = c < end ? load_chunk(row, n, shift, c, load) : padding_chunk<T>();
+        v[j] = c < end ? load_chunk(row, n, shift, c, load, pad) : pad;
     }
 }
+
+// HeldGrad: what a thread of a backward kernel keeps of its K chunks of a
+// row's y (the forward's output) and dy (the gradient of the loss by y),
+// zero-padded, to write dx:
+//   softmax:     dx = y (dy - s), s = sum(dy y)
+//   log_softmax: dx = dy - exp(y) s, s = sum(dy)
+//   s = held.partial()   this thread's share of s
+//   held.finish(s)       the row's s, once reduced
+//   held.out(j, k)       the k-th output of chunk j, in the accumulation type
+// A NaN in y or dy makes s NaN and the row's dx NaN.
+template <typename A, typename T, int K, bool LOG> struct HeldGrad {
+    static constexpr int chunks = K;
+    Vec<T> y[K], dy[K];
+    A s;
+    __device__ __forceinline__ A partial() const {
+        A sum = A(0);
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+#pragma unroll
+            for (int k = 0; k < Vec<T>::size; ++k)
+                sum += LOG ? widen<A>(dy[j], k) : widen<A>(dy[j], k) * widen<A>(y[j], k);
+        return sum;
+    }
+    __device__ __forceinline__ void finish(A row_s) { s = row_s; }
+    __device__ __forceinline__ A out(int j, int k) const {
+        const A yv = widen<A>(y[j], k), dyv = widen<A>(dy[j], k);
+        if constexpr (LOG) return dyv - FastExp::of(yv, A(0)) * s;
+        else return yv * (dyv - s);
+    }
+};
 
 // Write the chunks a thread holds (first, first + stride, ... before `end`),
 // their values from held.out.

@@ -18,10 +18,17 @@
 // part (S > 0) to C = 1 only. C = 16 needs the
 // non-portable cluster size attribute, which the loader sets.
 //
+// Backward (softmax_split_row_backward, _cluster_backward): each block holds
+// its slice of y and dy in registers (K chunks of each per thread, no
+// shared-memory part), the cluster sums s (sum of dy * y, or of dy with LOG)
+// the same way, and every block writes its slice of dx.
+//
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
 // the kernel's last argument is S; dynamic shared memory = S * blockDim.x * 16
-// bytes (above 48 KB after raising max_dynamic_shared_size_bytes).
+// bytes (above 48 KB after raising max_dynamic_shared_size_bytes). Backward:
+// no S and no dynamic shared memory; y and dy rows start at the same offset
+// from a 16-byte boundary.
 #include "common.cuh"
 
 // Thread-block cluster primitives (sm_90), written as the PTX they are:
@@ -41,6 +48,18 @@ __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned 
 __device__ __forceinline__ csm::MaxSum<float> cluster_load(const csm::MaxSum<float>* local, unsigned rank) {
     csm::MaxSum<float> v;
     asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ double cluster_load(const double* local, unsigned rank) {
+    double v;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(cluster_address(local, rank)) : "memory");
     return v;
 }
 
@@ -68,6 +87,18 @@ __device__ __forceinline__ void cp_async_wait_all() {
 #endif
 }
 
+// The chunks [first, end) of a row (of n elements, `shift` past a 16-byte
+// boundary) that block `rank` of a C-block cluster holds.
+struct Slice {
+    int first, end;
+    __device__ __forceinline__ Slice(long long n, int shift, int per_chunk, int rank, int C) {
+        const int chunks = csm::chunks_of(n, shift, per_chunk);
+        const int per_block = (chunks + C - 1) / C;
+        first = rank * per_block;
+        end = first + per_block < chunks ? first + per_block : chunks;
+    }
+};
+
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
@@ -86,10 +117,8 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         const Tin* xr = x + row * x_row_stride;
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
-        const int chunks = csm::chunks_of(n, shift, V);
-        const int per_block = (chunks + C - 1) / C;
-        const int first = rank * per_block;
-        const int end = first + per_block < chunks ? first + per_block : chunks;
+        const Slice slice(n, shift, V, rank, C);
+        const int first = slice.first, end = slice.end;
         const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
         // The shared-memory part of the slice first, as asynchronous copies
         // (whole chunks) so they fly while the register part loads.
@@ -151,5 +180,59 @@ __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                               long long x_row_stride, long long y_row_stride, int smem_chunks) {
     split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+}
+#endif
+
+template <typename T, typename Tout, bool LOG, int K, int C>
+__device__ __forceinline__ void split_row_backward(const T* __restrict__ y, const T* __restrict__ dy,
+                                                   Tout* __restrict__ dx, long long rows, long long n,
+                                                   long long y_row_stride, long long dy_row_stride,
+                                                   long long dx_row_stride) {
+    using A = csm::acc_t<T, Tout>;
+    constexpr int V = csm::Vec<T>::size;
+    __shared__ A scratch[32];
+    __shared__ A partial[2];  // this block's share of s for the cluster, double-buffered by row parity
+    const int rank = blockIdx.x % C;
+    const long long clusters = gridDim.x / C;
+    const csm::Vec<T> zero = csm::zero_chunk<T>();
+    int parity = 0;
+    for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
+        const T* yr = y + row * y_row_stride;
+        const T* dyr = dy + row * dy_row_stride;
+        Tout* dxr = dx + row * dx_row_stride;
+        const int shift = csm::misalignment(yr);
+        const Slice slice(n, shift, V, rank, C);
+        const int first = slice.first, end = slice.end;
+        const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        csm::HeldGrad<A, T, K, LOG> held;
+        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
+        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
+        A s = csm::block_reduce(held.partial(), csm::SumOp<A>(), scratch);
+        if constexpr (C > 1) {
+            if (threadIdx.x == 0) partial[parity] = s;
+            cluster_sync();
+            const int lane = threadIdx.x & 31;  // lane r fetches block r's share, in rank order
+            s = csm::warp_reduce(lane < C ? cluster_load(&partial[parity], lane) : A(0), csm::SumOp<A>());
+        }
+        held.finish(s);
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first + t, b, end, held);
+    }
+    if constexpr (C > 1) cluster_sync();  // shared memory outlives every read of it by the cluster
+}
+
+template <typename T, typename Tout, bool LOG, int K>
+__global__ void softmax_split_row_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                           long long rows, long long n, long long y_row_stride,
+                                           long long dy_row_stride, long long dx_row_stride) {
+    split_row_backward<T, Tout, LOG, K, 1>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
+}
+
+#if __CUDA_ARCH__ >= 900
+template <typename T, typename Tout, bool LOG, int K, int C>
+__global__ void __cluster_dims__(C, 1, 1)
+    softmax_split_row_cluster_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                       long long rows, long long n, long long y_row_stride,
+                                       long long dy_row_stride, long long dx_row_stride) {
+    split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 #endif

@@ -11,8 +11,13 @@
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
 //
+// Backward (softmax_warp_rows_backward): the same layout over a row's y and
+// dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
+// then dx written: one read of y and dy, one write of dx.
+//
 // Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
 // grid = min(ceil(rows / rows per block), resident blocks); no shared memory.
+// Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
 template <typename Tin, typename Tout, bool LOG, int G, int K>
@@ -40,5 +45,32 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         held.finish(csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum}));
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
                                held);
+    }
+}
+
+template <typename T, typename Tout, bool LOG, int G, int K>
+__global__ void softmax_warp_rows_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                           long long rows, long long n, long long y_row_stride,
+                                           long long dy_row_stride, long long dx_row_stride) {
+    using A = csm::acc_t<T, Tout>;
+    const int lane_in_row = threadIdx.x & (G - 1);
+    constexpr int ROWS_PER_WARP = 32 / G;
+    const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long warp_step = static_cast<long long>(gridDim.x) * (blockDim.x >> 5) * ROWS_PER_WARP;
+    const csm::Vec<T> zero = csm::zero_chunk<T>();
+    for (long long first = warp * ROWS_PER_WARP; first < rows; first += warp_step) {  // as in the forward
+        const long long row = first + ((threadIdx.x & 31) / G);
+        const bool live = row < rows;
+        const T* yr = y + (live ? row : 0) * y_row_stride;
+        const T* dyr = dy + (live ? row : 0) * dy_row_stride;
+        Tout* dxr = dx + (live ? row : 0) * dx_row_stride;
+        const int shift = csm::misalignment(yr);
+        const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<T>::size) : 0;
+        csm::HeldGrad<A, T, K, LOG> held;
+        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
+        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
+        held.finish(csm::warp_reduce<G>(held.partial(), csm::SumOp<A>()));
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, lane_in_row, G, chunks,
+                             held);
     }
 }

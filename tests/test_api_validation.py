@@ -3,7 +3,7 @@ import numpy
 import pytest
 
 import cupysoftmax
-from cupysoftmax import api, dtypes
+from cupysoftmax import api, dtypes, gradients
 
 
 @pytest.mark.parametrize(
@@ -103,3 +103,33 @@ def test_overlap_is_the_bounds_test():
     assert api._overlap(1000, 1079, spans)  # one element shared
     assert not api._overlap(1000, 1080, spans)  # adjacent
     assert not api._overlap(1080, 1000, spans)
+
+
+@pytest.mark.parametrize("function", [cupysoftmax.softmax_backward, cupysoftmax.log_softmax_backward],
+                         ids=["softmax_backward", "log_softmax_backward"])
+def test_gradients_refuse_host_data_too(function):
+    with pytest.raises(TypeError, match=r"move it first with cupy\.asarray"):
+        function(numpy.ones((2, 3), numpy.float32), numpy.ones((2, 3), numpy.float32))
+
+
+@pytest.mark.parametrize(
+    "y, dy, error, message",
+    [(((2, 3), numpy.float32), ((3, 2), numpy.float32), ValueError, r"y has shape \(2, 3\) and dy \(3, 2\)"),
+     (((2, 3), numpy.float32), ((2, 3), numpy.float16), TypeError, "y has dtype float32 and dy float16"),
+     (((2, 3), numpy.int32), ((2, 3), numpy.int32), TypeError, "got integer dtype")],
+    ids=["shapes_differ", "dtypes_differ", "not_floating"],
+)
+def test_gradient_inputs_must_match_in_shape_and_dtype(y, dy, error, message):
+    with pytest.raises(error, match=message):
+        gradients.check_pair(y[0], y[1], dy[0], dy[1])
+
+
+def test_the_torch_wrappers_say_they_need_torch_where_it_is_missing():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="cupysoftmax.torch needs PyTorch"):
+            import cupysoftmax.torch  # noqa: F401
+    else:
+        pytest.skip("torch is installed here: the wrappers' GPU tests cover them")
+

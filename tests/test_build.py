@@ -45,6 +45,15 @@ def test_log_softmax_is_built_for_the_variants_that_compute_it():
     assert not any(name.startswith("softmax_naive") and "true" in name for name in names)
 
 
+def test_gradients_are_built_for_their_variants_in_one_type():
+    names = {r.expression for r in loader.build("sm_90")}
+    assert "softmax_warp_rows_backward<__half, __half, true, 32, 8>" in names
+    assert "softmax_split_row_backward<double, double, false, 8>" in names
+    assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 16>" in names
+    assert not any("_backward<__half, float" in name or "_backward<__nv_bfloat16, float" in name for name in names)
+    assert not any(name.startswith("softmax_two_pass_backward") for name in names)
+
+
 def test_static_shared_scratch_is_reported():
     by_name = {r.expression: r for r in loader.build("sm_90")}
     assert by_name["softmax_block<float, float>"].static_smem == 32 * 4

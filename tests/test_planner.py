@@ -153,10 +153,41 @@ def test_unknown_variant_names_the_known_ones(h100):
         h100.plan("fast", 1, 1, F32, fake_facts)
 
 
-def test_every_variant_auto_can_pick_computes_every_op():
-    # the op narrows only variants asked by name (Planner.plan)
+def test_every_variant_auto_can_pick_computes_both_forward_ops():
+    # for softmax and log_softmax the op narrows only variants asked by name (Planner.plan)
     for name in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER):
-        assert registry.VARIANTS[name].ops == (registry.SOFTMAX, registry.LOG_SOFTMAX), name
+        assert {registry.SOFTMAX, registry.LOG_SOFTMAX} <= set(registry.VARIANTS[name].ops), name
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
+                                                  (8, 128256, "split_row", (8, 16))],
+                         ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_long_rows_split_row_cluster"])
+def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
+    launch = h100.plan("auto", m, n, F32, split_facts, op=op)
+    assert (launch.variant, launch.knobs, launch.smem, launch.args) == (variant, knobs, 0, ())
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_memory(h100, op):
+    # 8192 x 50257 float32: the forward keeps part of a row in shared memory (one block per row);
+    # the gradient kernels hold y and dy in registers only, so a cluster splits the row
+    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, 1)
+    launch = h100.plan("auto", 8192, 50257, F32, split_facts, op=op)
+    assert launch.variant == "split_row" and launch.knobs[1] > 1 and launch.smem == 0
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_no_cluster_holds_are_refused_with_the_reason(h100, op):
+    with pytest.raises(UnsuitableVariant, match=rf"no variant computes {op} for rows of 4194304 float32: .*"
+                                                r"does not fit in a cluster of 16 blocks' registers"):
+        h100.plan("auto", 4, 4194304, F32, split_facts, op=op)
+
+
+@pytest.mark.parametrize("variant", ["naive", "online", "two_pass"])
+def test_variants_without_gradients_refuse_them_by_name(h100, variant):
+    with pytest.raises(UnsuitableVariant, match=r"variants with softmax_backward: warp_rows, split_row"):
+        h100.plan(variant, 8, 1000, F32, fake_facts, op=registry.SOFTMAX_BACKWARD)
 
 
 @pytest.mark.parametrize("variant", ["naive", "smem_tree", "warp", "block", "registers", "smem_cached"])
