@@ -95,7 +95,7 @@ def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
 @click.option("--out", "out_dir", default="docs/perf", show_default=True, type=click.Path(file_okay=False),
               help="folder for suite-<gpu>.json/.md/.png and sweep-<gpu>.json")
 @click.option("--providers", default=None, help="comma-separated subset of the providers (default: all)")
-@click.option("--ops", default=None, help="comma-separated: forward (softmax, the default), log_softmax")
+@click.option("--ops", default=None, help="comma-separated: forward (softmax, the default), log_softmax, backward (softmax's gradient)")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per provider")
 @click.option("--no-sweep", is_flag=True, help="skip the N sweep of cupysoftmax at M = 4096")
 @click.option("--no-plot", is_flag=True, help="skip the PNG")

@@ -6,10 +6,12 @@ each checked against the float64 reference before it is timed. Importing
 needs no GPU; CuPy and the peers are imported inside the functions that use them.
 
 A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
-(softmax or log_softmax), it prepares its input view and output once and
-returns a no-argument function that runs the op over the last axis and returns
-the result. It raises Unsupported, saying why, when the peer is not installed
-or cannot serve the op, dtype or shape.
+(softmax or log_softmax; for softmax's gradient, x is the pair (y, dy) of
+CuPy arrays), it prepares its input views and output once and returns a
+no-argument function that runs the op over the last axis and returns the
+result. It raises Unsupported, saying why, when the peer is not installed or
+cannot serve the op, dtype or shape. The gradient moves 3 * M * N * itemsize
+bytes (reads y and dy, writes dx); its copy baseline copies half as many again.
 """
 from __future__ import annotations
 
@@ -133,8 +135,16 @@ def _on_cupy_stream(torch, fn):
     return on_stream
 
 
+def _no_gradient(op, why: str) -> None:
+    if op in registry.BACKWARD:
+        raise Unsupported(why)
+
+
 def make_copy(x, op):
-    """cudaMemcpyAsync of the input's bytes: the ceiling ("% of copy"), whatever the op."""
+    """cudaMemcpyAsync moving the op's bytes (read + write): the ceiling ("% of copy"), whatever the op."""
+    if op in registry.BACKWARD:
+        y, _ = x
+        return bench.copy_call(3 * y.size * y.itemsize // 2)
     return bench.copy_call(x.size * x.itemsize)
 
 
@@ -142,16 +152,28 @@ def make_cupysoftmax(x, op):
     """cupysoftmax's function for op on (x, axis=-1, out=y), y allocated once (NaN first: unwritten elements show)."""
     import cupy
 
-    from . import api
+    from . import api, gradients
 
+    if op in registry.BACKWARD:
+        y, dy = x
+        dx = cupy.full(y.shape, numpy.nan, y.dtype)
+        function = gradients.GRADIENTS[op]
+        return lambda: function(y, dy, axis=-1, out=dx)
     y = cupy.full(x.shape, numpy.nan, x.dtype)
     function = api.FUNCTIONS[op]
     return lambda: function(x, axis=-1, out=y)
 
 
 def make_torch(x, op):
-    """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do."""
+    """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do.
+
+    softmax's gradient: torch._softmax_backward_data(dy, y, -1, dtype), the kernel autograd runs.
+    """
     torch = _torch()
+    if op == registry.SOFTMAX_BACKWARD:
+        y, dy = (_as_torch(torch, a) for a in x)
+        return _on_cupy_stream(torch, lambda: torch._softmax_backward_data(dy, y, -1, y.dtype))
+    _no_gradient(op, f"torch's {op} is not timed by the suite")
     t = _as_torch(torch, x)
     function = getattr(torch, op)
     return _on_cupy_stream(torch, lambda: function(t, dim=-1))
@@ -169,6 +191,10 @@ def _log_softmax_last(t):
     return torch.log_softmax(t, dim=-1)
 
 
+def _softmax_backward_last(y, dy):
+    return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
+
+
 @functools.cache
 def _compiled(torch, op):
     """One torch.compile'd function per op for the whole run, static shapes; enough recompiles for every shape."""
@@ -176,22 +202,29 @@ def _compiled(torch, op):
     for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(config, limit):
             setattr(config, limit, max(getattr(config, limit), 1024))
-    return torch.compile({registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last}[op],
-                         dynamic=False)
+    functions = {registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last,
+                 registry.SOFTMAX_BACKWARD: _softmax_backward_last}
+    return torch.compile(functions[op], dynamic=False)
 
 
 def make_torch_compile(x, op):
-    """torch.compile (Inductor, dynamic=False) of a function calling torch's op; compiled here, not timed."""
+    """torch.compile (Inductor, dynamic=False) of a function computing the op; compiled here, not timed.
+
+    softmax's gradient is written out, y * (dy - sum(dy * y)), for Inductor to fuse.
+    """
     torch = _torch()
-    t = _as_torch(torch, x)
+    if op not in (registry.SOFTMAX, registry.LOG_SOFTMAX, registry.SOFTMAX_BACKWARD):
+        raise Unsupported(f"the suite compiles no {op}")
+    args = tuple(_as_torch(torch, a) for a in x) if op in registry.BACKWARD else (_as_torch(torch, x),)
     compiled = _compiled(torch, op)
     for _ in range(3):
-        compiled(t)
-    return _on_cupy_stream(torch, lambda: compiled(t))
+        compiled(*args)
+    return _on_cupy_stream(torch, lambda: compiled(*args))
 
 
 def make_triton(x, op):
     """Our own Triton kernel on the fused-softmax tutorial's idea (peer_triton): persistent, the row in registers."""
+    _no_gradient(op, "the Triton tutorial kernel has no backward")
     torch = _torch()
     try:
         from . import peer_triton
@@ -207,14 +240,20 @@ def make_triton(x, op):
 
 
 def make_liger(x, op):
-    """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x."""
-    if op != registry.SOFTMAX:
+    """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x.
+
+    softmax's gradient: its backward kernel, run by torch.autograd.grad on a
+    graph built once (the forward is not timed).
+    """
+    if op not in (registry.SOFTMAX, registry.SOFTMAX_BACKWARD):
         raise Unsupported(f"Liger has no {op} of its own (its log-softmax lives inside its cross-entropy loss)")
     torch = _torch()
     try:
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
     except ImportError as exc:
         raise Unsupported(f"liger_kernel is not importable ({exc})") from None
+    if op == registry.SOFTMAX_BACKWARD:
+        return _liger_backward(torch, LigerSoftmaxFunction, *x)
     t = _as_torch(torch, x)
     run = _on_cupy_stream(torch, lambda: LigerSoftmaxFunction.apply(t))
     try:
@@ -226,8 +265,21 @@ def make_liger(x, op):
     return run
 
 
+def _liger_backward(torch, function, y, dy):
+    """torch.autograd.grad through Liger's softmax of log(y) (which is y up to rounding), kept for every call.
+
+    Liger's backward reads the output its forward saved, so it runs on Liger's own y.
+    """
+    yt = _as_torch(torch, y)
+    x = torch.log(yt.float()).to(yt.dtype).requires_grad_()
+    out = function.apply(x)
+    grad = _as_torch(torch, dy)
+    return _on_cupy_stream(torch, lambda: torch.autograd.grad(out, x, grad, retain_graph=True)[0])
+
+
 def make_cupyx(x, op):
     """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1)."""
+    _no_gradient(op, "cupyx.scipy.special has no softmax gradient")
     if x.dtype == dtypes.BFLOAT16:
         raise Unsupported(f"cupyx.scipy.special.{op} has no bfloat16 path")
     import cupyx.scipy.special
@@ -261,6 +313,7 @@ def make_jax(x, op):
     CuPy's stream only brackets JAX's work because the host waits: first for
     CuPy's stream (the L2 flush and the start event), then for JAX's result.
     """
+    _no_gradient(op, "the suite times JAX's forward only")
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to CuPy and torch
     try:
         import jax
@@ -325,14 +378,18 @@ def _short(exc: Exception) -> str:
 
 
 def _record(shape: dict, provider: str, ms=None, ok=None, note="", op: str = FORWARD) -> dict:
-    nbytes = 2 * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
+    arrays = 3 if OPS[op] in registry.BACKWARD else 2  # read x, write y; or read y and dy, write dx
+    nbytes = arrays * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
     return {"M": shape["M"], "N": shape["N"], "dtype": shape["dtype"], "provider": provider,
             "median_ms": ms, "GBps": None if ms is None else nbytes / ms / 1e6,
             "op": op, "ok": ok, "note": note}
 
 
-def _prepare(name: str, x, op: str, rows, expected):
-    """(fn, None) for a provider set up and checked on x, or (None, (ok, note)) when it is skipped or fails."""
+def _prepare(name: str, x, op: str, rows, expected, scale=None):
+    """(fn, None) for a provider set up and checked on x, or (None, (ok, note)) when it is skipped or fails.
+
+    expected (and the gradients' scale, reference.gradient_scale) are the reference's values on `rows`.
+    """
     try:
         fn = PROVIDERS[name](x, OPS[op])
     except Unsupported as exc:
@@ -341,7 +398,7 @@ def _prepare(name: str, x, op: str, rows, expected):
         return None, (False, f"setup failed: {_short(exc)}")
     if name != "copy":
         try:
-            err = reference.error_ratio(_host_rows(fn(), rows), expected, x.dtype, OPS[op])
+            err = reference.error_ratio(_host_rows(fn(), rows), expected, _dtype(x), OPS[op], scale)
         except Exception as exc:
             return None, (False, _short(exc))
         if not err <= 1.0:
@@ -383,12 +440,8 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
     Timing them together lets state drifting in the process (torch.compile's
     first call, say) reach them alike (bench.interleaved_ms).
     """
-    import cupy
-
-    x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
-    rows = _sample_rows(shape["M"], shape["N"])
-    expected = reference.REFERENCES[OPS[op]](cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
-    prepared = {name: _prepare(name, x, op, rows, expected) for name in names}
+    x, rows, expected, scale = _inputs(shape, OPS[op])
+    prepared = {name: _prepare(name, x, op, rows, expected, scale) for name in names}
     ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
     timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
     records = []
@@ -404,6 +457,34 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
         if progress is not None:
             progress(record)
     return records
+
+
+def _inputs(shape: dict, op: str):
+    """(x, rows, expected, scale): the op's input, the rows checked, the reference on them (and its scale).
+
+    The forward reads x, standard normal x 3. softmax's gradient reads the pair
+    (y, dy): y = cupysoftmax's softmax of such an x, dy standard normal x 3.
+    """
+    import cupy
+
+    from . import api
+
+    dtype = dtypes.parse(shape["dtype"])
+    x = bench.random_input(shape["M"], shape["N"], dtype)
+    rows = _sample_rows(shape["M"], shape["N"])
+    picked = cupy.asarray(rows)
+    if op not in registry.BACKWARD:
+        return x, rows, reference.REFERENCES[op](cupy.asnumpy(x[picked]), axis=-1), None
+    y = api.softmax(x, axis=-1)
+    dy = bench.random_input(shape["M"], shape["N"], dtype)
+    y_rows, dy_rows = cupy.asnumpy(y[picked]), cupy.asnumpy(dy[picked])
+    return ((y, dy), rows, reference.GRADIENTS[op](y_rows, dy_rows),
+            reference.gradient_scale(y_rows, dy_rows, op))
+
+
+def _dtype(x):
+    """The element type of a provider's input: x, or y of a gradient's (y, dy)."""
+    return x[0].dtype if isinstance(x, tuple) else x.dtype
 
 
 def sweep(m: int = SWEEP_M, n_values=SWEEP_N, dtype="float32", repeat: int = 10) -> list[dict]:

@@ -69,6 +69,19 @@ def test_record_counts_read_and_write_bytes():
     assert r["op"] == "forward" and rec(1, 8, "float32", "torch", None, ok=None)["GBps"] is None
 
 
+def test_gradient_records_count_y_dy_and_dx_bytes():
+    r = suite._record({"M": 4096, "N": 1024, "dtype": "bfloat16"}, "torch", 0.01, True, op="backward")
+    assert r["GBps"] == pytest.approx(3 * 4096 * 1024 * 2 / 0.01e-3 / 1e9) and r["op"] == "backward"
+
+
+@pytest.mark.parametrize("provider", ["triton", "cupyx", "jax"])
+def test_providers_without_a_softmax_gradient_say_so(provider):
+    pytest.importorskip("cupy")
+    y = numpy.ones((2, 3), numpy.float32)
+    with pytest.raises(suite.Unsupported):
+        suite.PROVIDERS[provider]((y, y), "softmax_backward")
+
+
 def hand_made_records():
     # shape 1: ours 2x faster than torch; shape 2: 8x; shape 3: torch did not run
     return [
@@ -107,8 +120,9 @@ def test_markdown_table_says_when_torch_never_ran():
 def test_op_names_default_to_forward_and_reject_unknown_ones():
     assert suite.op_names(None) == ["forward"]
     assert suite.op_names("log_softmax, forward") == ["log_softmax", "forward"]
-    with pytest.raises(ValueError, match="unknown op 'backward'"):
-        suite.op_names("forward,backward")
+    assert suite.op_names("forward,backward") == ["forward", "backward"]
+    with pytest.raises(ValueError, match="unknown op 'grad'; choose from: forward, log_softmax, backward"):
+        suite.op_names("forward,grad")
 
 
 def test_each_op_gets_its_own_table_and_geometric_mean():
