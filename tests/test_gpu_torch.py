@@ -1,0 +1,70 @@
+"""cupysoftmax.torch on the GPU: forward and gradient against torch's own, and finite differences in float64."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+import cupysoftmax.torch as cst  # noqa: E402  (needs torch, imported above)
+
+FUNCTIONS = [(cst.softmax, torch.softmax), (cst.log_softmax, torch.log_softmax)]
+IDS = ["softmax", "log_softmax"]
+# (dtype, rtol, atol) for comparing with torch's own result
+DTYPES = [(torch.float32, 1e-5, 1e-6), (torch.bfloat16, 2e-2, 1e-2), (torch.float64, 1e-12, 1e-12)]
+
+
+@pytest.fixture
+def generator():
+    g = torch.Generator(device="cuda")
+    print(f"torch seed {g.seed()}")
+    return g
+
+
+@pytest.mark.parametrize("dtype, rtol, atol", DTYPES, ids=["float32", "bfloat16", "float64"])
+@pytest.mark.parametrize("ours, theirs", FUNCTIONS, ids=IDS)
+@pytest.mark.parametrize("shape, dim", [((64, 1000), -1), ((8, 50257), 1), ((6, 70), 0)],
+                         ids=["warp_rows_rows", "split_row_long_rows", "dim0_through_a_copy"])
+def test_forward_and_gradient_match_torch(generator, ours, theirs, dtype, rtol, atol, shape, dim):
+    x = (torch.randn(shape, device="cuda", generator=generator) * 3).to(dtype)
+    dy = torch.randn(shape, device="cuda", generator=generator).to(dtype)
+    mine, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y, y_ref = ours(mine, dim), theirs(ref, dim)
+    torch.testing.assert_close(y, y_ref, rtol=rtol, atol=atol)
+    (g,) = torch.autograd.grad(y, mine, dy)
+    (g_ref,) = torch.autograd.grad(y_ref, ref, dy)
+    torch.testing.assert_close(g, g_ref, rtol=rtol, atol=atol * max(1.0, float(dy.abs().max())))
+
+
+@pytest.mark.parametrize("ours", [f for f, _ in FUNCTIONS], ids=IDS)
+def test_gradient_matches_finite_differences_in_float64(generator, ours):
+    x = torch.randn((3, 37), device="cuda", dtype=torch.float64, generator=generator).requires_grad_()
+    assert torch.autograd.gradcheck(lambda a: ours(a, -1), (x,), eps=1e-6, atol=1e-8, rtol=1e-6)
+
+
+def test_a_sum_loss_sends_a_stride_zero_gradient_that_still_works(generator):
+    x = torch.randn((4, 300), device="cuda", generator=generator).requires_grad_()
+    cst.softmax(x, -1).sum().backward()  # dy is ones expanded (stride 0); softmax's gradient of a sum is 0
+    torch.testing.assert_close(x.grad, torch.zeros_like(x), rtol=0, atol=1e-6)
+
+
+def test_tensors_cross_without_copies(generator):
+    x = torch.randn((16, 512), device="cuda", generator=generator)
+    seen = []
+    y = cst._on_torch_stream(lambda a: (seen.append(a.data.ptr), a)[1], x)
+    assert seen == [x.data_ptr()] and y.data_ptr() == x.data_ptr()
+
+
+def test_work_runs_on_torchs_current_stream(generator):
+    x = torch.randn((256, 4096), device="cuda", generator=generator)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = cst.softmax(x, -1)
+        torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    stream.synchronize()
+
+
+def test_cpu_tensors_are_refused():
+    with pytest.raises(TypeError, match="CUDA tensors"):
+        cst.softmax(torch.ones(2, 3), -1)
