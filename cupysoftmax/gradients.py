@@ -25,6 +25,9 @@ def softmax_backward(y, dy, axis=-1, *, out=None, variant: str = registry.AUTO):
     a temporary then). variant: "auto", "warp_rows" or "split_row". Sums
     accumulate in float32 (float64 for float64). A NaN in a row of y or dy
     makes that row of dx NaN.
+
+    axis defaults to -1, the last axis, where softmax's defaults to None (all
+    axes, as SciPy's): pass the axis the forward used.
     """
     return _backward(registry.SOFTMAX_BACKWARD, y, dy, axis, out, variant)
 
@@ -33,6 +36,7 @@ def log_softmax_backward(y, dy, axis=-1, *, out=None, variant: str = registry.AU
     """dx = dy - exp(y) * sum(dy) over `axis`: the gradient of a loss through y = log_softmax(x, axis).
 
     The arguments and rules of softmax_backward, with y log_softmax's output.
+    A NaN in dy makes its row of dx NaN (s is sum(dy)); a NaN in y only its own element.
     """
     return _backward(registry.LOG_SOFTMAX_BACKWARD, y, dy, axis, out, variant)
 
@@ -67,19 +71,22 @@ def _backward(op, y, dy, axis, out, variant):
         raise ValueError(f"dy is on device {dy.device.id}; y is on device {device_id}")
     if out is not None:
         api.check_out(out, y.shape, y.dtype, device_id)
-    result = out if out is not None else cupy.empty(y.shape, y.dtype)
-    if y.size == 0:
-        return result
-
-    trailing = tuple(range(y.ndim - len(axes), y.ndim))
-    ys, dys, rs = (cupy.moveaxis(a, axes, trailing) for a in (y, dy, result))
-    n = int(numpy.prod([y.shape[a] for a in axes], dtype=numpy.int64))
-    m = y.size // n
     with y.device:
+        result = out if out is not None else cupy.empty(y.shape, y.dtype)
+        if y.size == 0:
+            return result
+        trailing = tuple(range(y.ndim - len(axes), y.ndim))
+        ys, dys, rs = (cupy.moveaxis(a, axes, trailing) for a in (y, dy, result))
+        n = int(numpy.prod([y.shape[a] for a in axes], dtype=numpy.int64))
+        m = y.size // n
         y2, dy2 = api.rows_view(ys, trailing), api.rows_view(dys, trailing)
-        if y2 is None or dy2 is None or not same_misalignment(y2, dy2):  # the kernels pair y's and dy's chunks
+        copied = y2 is None or dy2 is None or not same_misalignment(y2, dy2)  # the kernels pair y's and dy's chunks
+        # planned before any copy: a variant that cannot serve raises with nothing launched. A
+        # contiguous copy starts aligned; its rows are when they are whole 16-byte chunks.
+        aligned = (m == 1 or n * y.itemsize % 16 == 0) if copied else api.rows_aligned(y2)
+        kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), aligned, op)
+        if copied:
             y2, dy2 = (cupy.ascontiguousarray(a).reshape(m, n) for a in (ys, dys))
-        kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), api.rows_aligned(y2), op)
         dx2 = api.rows_view(rs, trailing)
         direct = dx2 is not None and (out is None or not (cupy.may_share_memory(out, y) or cupy.may_share_memory(out, dy)))
         if not direct:

@@ -345,16 +345,24 @@ class Planner:
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
-        clusters = self.device.compute_capability >= (9, 0) and chunks > SPLIT_CLUSTER_MIN_CHUNKS
-        sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
-        candidates = [launch for c in sizes
-                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op))]
+        has_clusters = self.device.compute_capability >= (9, 0)
+
+        def launches(sizes):
+            return [launch for c in sizes if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op))]
+
+        sizes = sorted({c for _, c in v.knobs if c == 1 or (has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS)})
+        candidates = launches(sizes)
+        if not candidates and has_clusters:
+            # Shorter rows one block cannot hold: the gradients keep y and dy in
+            # registers (a half-precision row of 3329 chunks at 151 registers a thread)
+            sizes = sorted({c for _, c in v.knobs})
+            candidates = launches(sizes)
         if not candidates:
+            where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
             also = "" if op in registry.BACKWARD else (
                 f", nor in one block's registers plus {self.device.smem_per_block_optin} bytes of shared memory")
             raise UnsuitableVariant(
-                f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in a cluster of "
-                f"{sizes[-1]} blocks' registers{also}"
+                f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 

@@ -6,8 +6,8 @@ each checked against the float64 reference before it is timed. Importing
 needs no GPU; CuPy and the peers are imported inside the functions that use them.
 
 A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
-(softmax or log_softmax; for softmax's gradient, x is the pair (y, dy) of
-CuPy arrays), it prepares its input views and output once and returns a
+(softmax or log_softmax; for softmax's gradient, x is a Gradient: the
+forward's input x, its softmax y and the gradient dy), it prepares its input views and output once and returns a
 no-argument function that runs the op over the last axis and returns the
 result. It raises Unsupported, saying why, when the peer is not installed or
 cannot serve the op, dtype or shape. The gradient moves 3 * M * N * itemsize
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy
 
@@ -44,6 +45,14 @@ ROUNDS = 5  # each provider of a shape is timed in this many interleaved rounds 
 
 class Unsupported(Exception):
     """The provider is not installed here or cannot serve this dtype or shape; the message says which."""
+
+
+class Gradient(NamedTuple):
+    """A gradient provider's input: the forward's x, y = softmax(x) (cupysoftmax's), and dy."""
+
+    x: object
+    y: object
+    dy: object
 
 
 # -- the suite file ------------------------------------------------------------------
@@ -143,8 +152,7 @@ def _no_gradient(op, why: str) -> None:
 def make_copy(x, op):
     """cudaMemcpyAsync moving the op's bytes (read + write): the ceiling ("% of copy"), whatever the op."""
     if op in registry.BACKWARD:
-        y, _ = x
-        return bench.copy_call(3 * y.size * y.itemsize // 2)
+        return bench.copy_call(3 * x.y.size * x.y.itemsize // 2)
     return bench.copy_call(x.size * x.itemsize)
 
 
@@ -155,10 +163,9 @@ def make_cupysoftmax(x, op):
     from . import api, gradients
 
     if op in registry.BACKWARD:
-        y, dy = x
-        dx = cupy.full(y.shape, numpy.nan, y.dtype)
+        dx = cupy.full(x.y.shape, numpy.nan, x.y.dtype)
         function = gradients.GRADIENTS[op]
-        return lambda: function(y, dy, axis=-1, out=dx)
+        return lambda: function(x.y, x.dy, axis=-1, out=dx)
     y = cupy.full(x.shape, numpy.nan, x.dtype)
     function = api.FUNCTIONS[op]
     return lambda: function(x, axis=-1, out=y)
@@ -171,7 +178,7 @@ def make_torch(x, op):
     """
     torch = _torch()
     if op == registry.SOFTMAX_BACKWARD:
-        y, dy = (_as_torch(torch, a) for a in x)
+        y, dy = _as_torch(torch, x.y), _as_torch(torch, x.dy)
         return _on_cupy_stream(torch, lambda: torch._softmax_backward_data(dy, y, -1, y.dtype))
     _no_gradient(op, f"torch's {op} is not timed by the suite")
     t = _as_torch(torch, x)
@@ -215,7 +222,7 @@ def make_torch_compile(x, op):
     torch = _torch()
     if op not in (registry.SOFTMAX, registry.LOG_SOFTMAX, registry.SOFTMAX_BACKWARD):
         raise Unsupported(f"the suite compiles no {op}")
-    args = tuple(_as_torch(torch, a) for a in x) if op in registry.BACKWARD else (_as_torch(torch, x),)
+    args = tuple(_as_torch(torch, a) for a in ((x.y, x.dy) if op in registry.BACKWARD else (x,)))
     compiled = _compiled(torch, op)
     for _ in range(3):
         compiled(*args)
@@ -253,7 +260,7 @@ def make_liger(x, op):
     except ImportError as exc:
         raise Unsupported(f"liger_kernel is not importable ({exc})") from None
     if op == registry.SOFTMAX_BACKWARD:
-        return _liger_backward(torch, LigerSoftmaxFunction, *x)
+        return _liger_backward(torch, LigerSoftmaxFunction, x.x, x.dy)
     t = _as_torch(torch, x)
     run = _on_cupy_stream(torch, lambda: LigerSoftmaxFunction.apply(t))
     try:
@@ -265,16 +272,16 @@ def make_liger(x, op):
     return run
 
 
-def _liger_backward(torch, function, y, dy):
-    """torch.autograd.grad through Liger's softmax of log(y) (which is y up to rounding), kept for every call.
+def _liger_backward(torch, function, x, dy):
+    """torch.autograd.grad through Liger's softmax of x, on a graph kept for every call (the forward runs once).
 
-    Liger's backward reads the output its forward saved, so it runs on Liger's own y.
+    Liger's backward reads the output its forward saved: its own softmax of x,
+    within rounding of cupysoftmax's y that the reference's check starts from.
     """
-    yt = _as_torch(torch, y)
-    x = torch.log(yt.float()).to(yt.dtype).requires_grad_()
-    out = function.apply(x)
+    t = _as_torch(torch, x).detach().requires_grad_()
+    out = function.apply(t)
     grad = _as_torch(torch, dy)
-    return _on_cupy_stream(torch, lambda: torch.autograd.grad(out, x, grad, retain_graph=True)[0])
+    return _on_cupy_stream(torch, lambda: torch.autograd.grad(out, t, grad, retain_graph=True)[0])
 
 
 def make_cupyx(x, op):
@@ -462,8 +469,8 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
 def _inputs(shape: dict, op: str):
     """(x, rows, expected, scale): the op's input, the rows checked, the reference on them (and its scale).
 
-    The forward reads x, standard normal x 3. softmax's gradient reads the pair
-    (y, dy): y = cupysoftmax's softmax of such an x, dy standard normal x 3.
+    The forward reads x, standard normal x 3. softmax's gradient reads a
+    Gradient: such an x, y = cupysoftmax's softmax of it, dy standard normal x 3.
     """
     import cupy
 
@@ -478,13 +485,13 @@ def _inputs(shape: dict, op: str):
     y = api.softmax(x, axis=-1)
     dy = bench.random_input(shape["M"], shape["N"], dtype)
     y_rows, dy_rows = cupy.asnumpy(y[picked]), cupy.asnumpy(dy[picked])
-    return ((y, dy), rows, reference.GRADIENTS[op](y_rows, dy_rows),
+    return (Gradient(x, y, dy), rows, reference.GRADIENTS[op](y_rows, dy_rows),
             reference.gradient_scale(y_rows, dy_rows, op))
 
 
 def _dtype(x):
-    """The element type of a provider's input: x, or y of a gradient's (y, dy)."""
-    return x[0].dtype if isinstance(x, tuple) else x.dtype
+    """The element type of a provider's input."""
+    return x.y.dtype if isinstance(x, Gradient) else x.dtype
 
 
 def sweep(m: int = SWEEP_M, n_values=SWEEP_N, dtype="float32", repeat: int = 10) -> list[dict]:
@@ -709,7 +716,8 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "each call queued behind a gate kernel that the host opens once the call and its events are queued "
         "(so host launch time stays out), after warm-up. The providers of a shape are each checked against "
         f"the float64 reference first, then timed in {ROUNDS} interleaved rounds. Input standard "
-        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
+        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time (3·M·N·itemsize for the gradient, "
+        "which reads y and dy; its copy moves as many bytes); \"–\" not run or not supported, "
         "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
         "host, ungated (block_until_ready), so its small shapes include dispatch.",
         "",

@@ -48,6 +48,7 @@ def _differentiable(forward, backward, name):
         ctx.dim = dim
         return y
 
+    @torch.autograd.function.once_differentiable  # no graph through the gradient kernel: a second derivative raises
     def backward_(ctx, dy):
         (y,) = ctx.saved_tensors
         return _on_torch_stream(lambda a, b: backward(a, b, axis=ctx.dim), y, dy), None

@@ -493,7 +493,8 @@ __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict_
 //   s = held.partial()   this thread's share of s
 //   held.finish(s)       the row's s, once reduced
 //   held.out(j, k)       the k-th output of chunk j, in the accumulation type
-// A NaN in y or dy makes s NaN and the row's dx NaN.
+// A NaN in dy makes s NaN and the row's dx NaN; so does one in y for
+// softmax (s sums dy y), for log_softmax only its own element.
 template <typename A, typename T, int K, bool LOG> struct HeldGrad {
     static constexpr int chunks = K;
     Vec<T> y[K], dy[K];

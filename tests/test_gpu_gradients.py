@@ -29,10 +29,12 @@ SHAPES = [
     ("n50257_split_row_cluster", 2, 50257),
     ("m1_single_row", 1, 2049),
     ("m5000_persistent_warp_rows", 5000, 67),
+    ("n32000_half_rows_past_one_block_cluster", 4, 32000),  # half precision: y and dy outgrow a block's registers
 ]
 # y, dy and dx contiguous; all three views one element in (same misalignment);
-# dy misaligned against y (the kernels pair their chunks: one contiguous copy of each).
-LAYOUTS = ["contiguous", "offset_views", "dy_misaligned_against_y"]
+# dy misaligned against y (the kernels pair their chunks: one contiguous copy of each);
+# dx misaligned against y and dy (dx's element stores).
+LAYOUTS = ["contiguous", "offset_views", "dy_misaligned_against_y", "dx_misaligned_against_y"]
 
 
 def inputs(rng, op, shape, dtype, layout):
@@ -40,11 +42,13 @@ def inputs(rng, op, shape, dtype, layout):
     wide = (m, n + 1)
     x = draw(rng, wide if layout == "offset_views" else shape, dtype)
     y = api.FUNCTIONS[FORWARD[op]](x, axis=-1)
-    dy = draw(rng, wide if layout != "contiguous" else shape, dtype, scale=1.0)
+    dy = draw(rng, wide if layout in ("dy_misaligned_against_y", "offset_views") else shape, dtype, scale=1.0)
     if layout == "offset_views":
         return y[:, 1:], dy[:, 1:], poisoned(wide, dtype)[:, 1:]
     if layout == "dy_misaligned_against_y":
         return y, dy[:, 1:], poisoned(shape, dtype)
+    if layout == "dx_misaligned_against_y":
+        return y, dy, poisoned(wide, dtype)[:, 1:]
     return y, dy, poisoned(shape, dtype)
 
 
@@ -84,6 +88,18 @@ def test_a_nan_in_dy_makes_only_its_row_nan(rng, op):
     assert numpy.isnan(dx[2]).all() and not numpy.isnan(dx[[0, 1, 3]]).any()
 
 
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_a_nan_in_y_spoils_the_row_for_softmax_and_the_element_for_log_softmax(rng, op):
+    y, dy, _ = inputs(rng, op, (4, 3000), numpy.float32, "contiguous")
+    y[1, 17] = numpy.nan
+    dx = cupy.asnumpy(gradients.GRADIENTS[op](y, dy))
+    nan = numpy.isnan(dx)
+    if op == registry.SOFTMAX_BACKWARD:  # s = sum(dy y)
+        assert nan[1].all() and not nan[[0, 2, 3]].any()
+    else:  # s = sum(dy): only dx[1, 17] = dy - exp(NaN) s
+        assert nan[1, 17] and nan.sum() == 1
+
+
 @pytest.mark.parametrize("shape, axis", [((6, 70), 0), ((3, 4, 50), (1, 2)), ((5, 7), None)],
                          ids=["axis0_transposed_copy", "trailing_pair_row_view", "none_all_axes"])
 @pytest.mark.parametrize("op", registry.BACKWARD)
@@ -96,12 +112,14 @@ def test_axes(rng, op, shape, axis):
     check(op, y, dy, dx, numpy.float32, axis)
 
 
+@pytest.mark.parametrize("alias", ["dy", "y"])
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_out_may_be_dy(rng, op):
+def test_out_may_be_dy_or_y(rng, op, alias):
     y, dy, _ = inputs(rng, op, (64, 1000), numpy.float32, "contiguous")
-    dy_before = dy.copy()
-    assert gradients.GRADIENTS[op](y, dy, out=dy) is dy
-    check(op, y, dy_before, dy, numpy.float32)
+    y_before, dy_before = y.copy(), dy.copy()
+    out = dy if alias == "dy" else y
+    assert gradients.GRADIENTS[op](y, dy, out=out) is out
+    check(op, y_before, dy_before, out, numpy.float32)
 
 
 def test_bad_input_raises_before_launch_and_the_next_call_works(rng):

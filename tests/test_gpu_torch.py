@@ -43,10 +43,14 @@ def test_gradient_matches_finite_differences_in_float64(generator, ours):
     assert torch.autograd.gradcheck(lambda a: ours(a, -1), (x,), eps=1e-6, atol=1e-8, rtol=1e-6)
 
 
-def test_a_sum_loss_sends_a_stride_zero_gradient_that_still_works(generator):
-    x = torch.randn((4, 300), device="cuda", generator=generator).requires_grad_()
-    cst.softmax(x, -1).sum().backward()  # dy is ones expanded (stride 0); softmax's gradient of a sum is 0
-    torch.testing.assert_close(x.grad, torch.zeros_like(x), rtol=0, atol=1e-6)
+def test_a_broadcast_gradient_with_stride_zero_still_works(generator):
+    # (y * w).sum() sends dy = w expanded over the rows (row stride 0)
+    x = torch.randn((4, 300), device="cuda", generator=generator)
+    w = torch.randn((300,), device="cuda", generator=generator)
+    mine, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (cst.softmax(mine, -1) * w).sum().backward()
+    (torch.softmax(ref, -1) * w).sum().backward()
+    torch.testing.assert_close(mine.grad, ref.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_tensors_cross_without_copies(generator):
@@ -59,10 +63,14 @@ def test_tensors_cross_without_copies(generator):
 def test_work_runs_on_torchs_current_stream(generator):
     x = torch.randn((256, 4096), device="cuda", generator=generator)
     stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    seen = []
     with torch.cuda.stream(stream):
+        cst._on_torch_stream(lambda a: (seen.append(cupy.cuda.get_current_stream().ptr), a)[1], x)
         y = cst.softmax(x, -1)
         torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
     stream.synchronize()
+    assert seen == [stream.cuda_stream]
 
 
 def test_cpu_tensors_are_refused():

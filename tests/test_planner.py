@@ -177,6 +177,25 @@ def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_
     assert launch.variant == "split_row" and launch.knobs[1] > 1 and launch.smem == 0
 
 
+def gradient_facts(name, knobs):
+    """Registers of split_row's half-precision gradient kernels by K, about as sm_90 builds them."""
+    regs = {2: 47, 4: 82, 8: 151}[knobs[0]]
+    return KernelFacts(num_regs=regs, static_smem=144, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize("n", [26632, 32000, 32768], ids=["n26632_one_chunk_past_a_block", "vocab32000", "n32768"])
+def test_gradient_rows_one_block_cannot_hold_go_to_clusters_below_the_forwards_threshold(h100, n):
+    # 151 registers a thread: 416 threads x 8 chunks = 3328 chunks a block, fewer than
+    # SPLIT_CLUSTER_MIN_CHUNKS (4096), below which the forward never tries clusters
+    launch = h100.plan("split_row", 4096, n, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
+    assert launch.knobs[1] > 1 and launch.smem == 0 and launch.args == ()
+
+
+def test_without_clusters_a_refusal_names_one_block():
+    with pytest.raises(UnsuitableVariant, match="does not fit in one block's registers"):
+        Planner(SMALL).plan("split_row", 8, 32000, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
+
+
 @pytest.mark.parametrize("op", registry.BACKWARD)
 def test_gradients_of_rows_no_cluster_holds_are_refused_with_the_reason(h100, op):
     with pytest.raises(UnsuitableVariant, match=rf"no variant computes {op} for rows of 4194304 float32: .*"

@@ -79,7 +79,7 @@ def test_providers_without_a_softmax_gradient_say_so(provider):
     pytest.importorskip("cupy")
     y = numpy.ones((2, 3), numpy.float32)
     with pytest.raises(suite.Unsupported):
-        suite.PROVIDERS[provider]((y, y), "softmax_backward")
+        suite.PROVIDERS[provider](suite.Gradient(y, y, y), "softmax_backward")
 
 
 def hand_made_records():
