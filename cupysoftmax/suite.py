@@ -6,12 +6,12 @@ each checked against the float64 reference before it is timed. Importing
 needs no GPU; CuPy and the peers are imported inside the functions that use them.
 
 A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
-(softmax or log_softmax; for softmax's gradient, x is a Gradient: the
-forward's input x, its softmax y and the gradient dy), it prepares its input views and output once and returns a
+(softmax or log_softmax; for a gradient, x is a Gradient: the forward's
+input x, its output y and the gradient dy), it prepares its input views and output once and returns a
 no-argument function that runs the op over the last axis and returns the
 result. It raises Unsupported, saying why, when the peer is not installed or
 cannot serve the op, dtype or shape. The gradient moves 3 * M * N * itemsize
-bytes (reads y and dy, writes dx); its copy baseline copies half as many again.
+bytes (reads y and dy, writes dx); its copy baseline moves as many.
 """
 from __future__ import annotations
 
@@ -174,13 +174,14 @@ def make_cupysoftmax(x, op):
 def make_torch(x, op):
     """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do.
 
-    softmax's gradient: torch._softmax_backward_data(dy, y, -1, dtype), the kernel autograd runs.
+    The gradients: torch._softmax_backward_data / _log_softmax_backward_data(dy, y, -1, dtype),
+    the kernels autograd runs.
     """
     torch = _torch()
-    if op == registry.SOFTMAX_BACKWARD:
+    if op in registry.BACKWARD:
         y, dy = _as_torch(torch, x.y), _as_torch(torch, x.dy)
-        return _on_cupy_stream(torch, lambda: torch._softmax_backward_data(dy, y, -1, y.dtype))
-    _no_gradient(op, f"torch's {op} is not timed by the suite")
+        function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
+        return _on_cupy_stream(torch, lambda: function(dy, y, -1, y.dtype))
     t = _as_torch(torch, x)
     function = getattr(torch, op)
     return _on_cupy_stream(torch, lambda: function(t, dim=-1))
@@ -202,6 +203,10 @@ def _softmax_backward_last(y, dy):
     return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
 
 
+def _log_softmax_backward_last(y, dy):
+    return dy - y.exp() * dy.sum(dim=-1, keepdim=True)
+
+
 @functools.cache
 def _compiled(torch, op):
     """One torch.compile'd function per op for the whole run, static shapes; enough recompiles for every shape."""
@@ -210,18 +215,17 @@ def _compiled(torch, op):
         if hasattr(config, limit):
             setattr(config, limit, max(getattr(config, limit), 1024))
     functions = {registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last,
-                 registry.SOFTMAX_BACKWARD: _softmax_backward_last}
+                 registry.SOFTMAX_BACKWARD: _softmax_backward_last,
+                 registry.LOG_SOFTMAX_BACKWARD: _log_softmax_backward_last}
     return torch.compile(functions[op], dynamic=False)
 
 
 def make_torch_compile(x, op):
     """torch.compile (Inductor, dynamic=False) of a function computing the op; compiled here, not timed.
 
-    softmax's gradient is written out, y * (dy - sum(dy * y)), for Inductor to fuse.
+    The gradients are written out (y * (dy - sum(dy * y)), dy - exp(y) * sum(dy)) for Inductor to fuse.
     """
     torch = _torch()
-    if op not in (registry.SOFTMAX, registry.LOG_SOFTMAX, registry.SOFTMAX_BACKWARD):
-        raise Unsupported(f"the suite compiles no {op}")
     args = tuple(_as_torch(torch, a) for a in ((x.y, x.dy) if op in registry.BACKWARD else (x,)))
     compiled = _compiled(torch, op)
     for _ in range(3):
@@ -469,8 +473,8 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
 def _inputs(shape: dict, op: str):
     """(x, rows, expected, scale): the op's input, the rows checked, the reference on them (and its scale).
 
-    The forward reads x, standard normal x 3. softmax's gradient reads a
-    Gradient: such an x, y = cupysoftmax's softmax of it, dy standard normal x 3.
+    The forward reads x, standard normal x 3. A gradient reads a Gradient: such
+    an x, y = cupysoftmax's softmax (or log_softmax) of it, dy standard normal x 3.
     """
     import cupy
 
@@ -482,7 +486,7 @@ def _inputs(shape: dict, op: str):
     picked = cupy.asarray(rows)
     if op not in registry.BACKWARD:
         return x, rows, reference.REFERENCES[op](cupy.asnumpy(x[picked]), axis=-1), None
-    y = api.softmax(x, axis=-1)
+    y = (api.log_softmax if op == registry.LOG_SOFTMAX_BACKWARD else api.softmax)(x, axis=-1)
     dy = bench.random_input(shape["M"], shape["N"], dtype)
     y_rows, dy_rows = cupy.asnumpy(y[picked]), cupy.asnumpy(dy[picked])
     return (Gradient(x, y, dy), rows, reference.GRADIENTS[op](y_rows, dy_rows),

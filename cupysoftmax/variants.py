@@ -23,7 +23,8 @@ BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
 LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
 # How benchmark records name the ops ("op"): softmax's records have said
 # "forward" from the first suite run on, its gradient's "backward".
-RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX, "backward": SOFTMAX_BACKWARD}
+RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX, "backward": SOFTMAX_BACKWARD,
+              "log_softmax_backward": LOG_SOFTMAX_BACKWARD}
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ def test_op_names_default_to_forward_and_reject_unknown_ones():
     assert suite.op_names(None) == ["forward"]
     assert suite.op_names("log_softmax, forward") == ["log_softmax", "forward"]
     assert suite.op_names("forward,backward") == ["forward", "backward"]
-    with pytest.raises(ValueError, match="unknown op 'grad'; choose from: forward, log_softmax, backward"):
+    with pytest.raises(ValueError, match="unknown op 'grad'; choose from: forward, log_softmax, backward, "
+                                         "log_softmax_backward"):
         suite.op_names("forward,grad")
 
 
@@ -155,6 +156,9 @@ def test_time_records_name_ops_as_the_suite_does():
 
     assert bench.as_records(4, 8, "float32", 1.0, [])[0]["op"] == "forward"
     assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax")[0]["op"] == "log_softmax"
+    gradient = bench.as_records(4, 8, "float32", 1.0, [], "softmax_backward")[0]
+    assert gradient["op"] == "backward" and gradient["GBps"] == pytest.approx(3 * 4 * 8 * 4 / 1.0e3)
+    assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax_backward")[0]["op"] == "log_softmax_backward"
 
 
 def test_summary_names_the_best_peer_that_ran():
