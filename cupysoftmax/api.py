@@ -192,18 +192,18 @@ def row_args(launch: Launch, x2, y2) -> tuple:
 
 def launch_rows(kernel, launch: Launch, x2, y2) -> None:
     """Run one planned launch over (M, N) row views on the current stream."""
-    run(kernel, launch, x2, y2, row_args(launch, x2, y2))
+    run(kernel, launch, (x2, y2, *row_args(launch, x2, y2)))
 
 
-def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
-    """Launch `kernel` on (x, y, *tail); one with a workspace gets it zeroed after tail, cooperatively."""
+def run(kernel, launch: Launch, args: tuple) -> None:
+    """Launch `kernel` on args; one with a workspace gets it zeroed after them, cooperatively."""
     if not launch.workspace:
-        kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
+        kernel((launch.grid,), (launch.block,), args, shared_mem=launch.smem)
         return
     import cupy
 
     workspace = cupy.zeros(launch.workspace, numpy.uint8)
-    kernel.kernel((launch.grid,), (launch.block,), (x, y, *tail, workspace), shared_mem=launch.smem,
+    kernel.kernel((launch.grid,), (launch.block,), (*args, workspace), shared_mem=launch.smem,
                   enable_cooperative_groups=True)
 
 

@@ -4,7 +4,8 @@ The rules of softmax() (api.py) apply: every check on user input runs before
 anything touches the GPU; rows are laid out as (M, N) views where the strides
 allow, and a launch is planned once per shape and cached. One fused kernel
 reads y and dy once and writes dx (warp_rows or split_row, their `_backward`
-kernels): 3 * M * N * itemsize bytes.
+kernels): 3 * M * N * itemsize bytes; rows longer than a cluster holds take
+two_pass's, which reads them twice (the second time mostly from L2).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def softmax_backward(y, dy, axis=-1, *, out=None, variant: str = registry.AUTO):
     anything with __cuda_array_interface__ or __dlpack__, viewed without a
     copy). axis: int, tuple of ints, or None, as in softmax. out: a
     cupy.ndarray of y's shape and dtype (it may be dy: the result goes through
-    a temporary then). variant: "auto", "warp_rows" or "split_row". Sums
+    a temporary then). variant: "auto", "warp_rows", "split_row" or "two_pass". Sums
     accumulate in float32 (float64 for float64). A NaN in a row of y or dy
     makes that row of dx NaN.
 
@@ -92,7 +93,7 @@ def _backward(op, y, dy, axis, out, variant):
         if not direct:
             dx2 = cupy.empty((m, n), y.dtype)
         strides = (a.strides[0] // a.itemsize for a in (y2, dy2, dx2))
-        kernel((launch.grid,), (launch.block,), (y2, dy2, dx2, m, n, *strides, *launch.args), shared_mem=launch.smem)
+        api.run(kernel, launch, (y2, dy2, dx2, m, n, *strides, *launch.args))
         if not direct:
             rs[...] = dx2.reshape(rs.shape)
     return result

@@ -419,9 +419,10 @@ class Planner:
         kernel = facts(v.name, v.knobs[0])
         threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)
         grid = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
-        row_bytes = n * pair[0].itemsize
+        backward = op in registry.BACKWARD
+        row_bytes = n * pair[0].itemsize * (2 if backward else 1)  # the gradients read y and dy twice
         group_rows = max(1, min(m, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes))
         slices = max(1, min(_ceil_div(grid, group_rows), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
-        pair_bytes = 2 * dtypes.accumulator(pair).itemsize
+        partial_bytes = (1 if backward else 2) * dtypes.accumulator(pair).itemsize  # s, or (max, sum)
         return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
-                      workspace=m * slices * pair_bytes + m * 4)  # a pair per piece, a counter per row
+                      workspace=m * slices * partial_bytes + m * 4)  # a partial per piece, a counter per row

@@ -118,7 +118,7 @@ VARIANTS: dict[str, Variant] = {
             "rows past the chip: (max, sum) per slice to a workspace, then merge and write, second read from L2",
             "past the peers", reads=2,
             knobs=((4,),),  # K chunks per thread in flight
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD),
         ),
     )
 }

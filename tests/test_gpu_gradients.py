@@ -30,6 +30,7 @@ SHAPES = [
     ("m1_single_row", 1, 2049),
     ("m5000_persistent_warp_rows", 5000, 67),
     ("n32000_half_rows_past_one_block_cluster", 4, 32000),  # half precision: y and dy outgrow a block's registers
+    ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters in every type; two_pass by name
 ]
 # y, dy and dx contiguous; all three views one element in (same misalignment);
 # dy misaligned against y (the kernels pair their chunks: one contiguous copy of each);
@@ -138,10 +139,13 @@ def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_rows_longer_than_a_cluster_holds_are_refused_with_the_reason(op):
-    y = cupy.full((1, 2**22), -22.0, numpy.float32)
-    with pytest.raises(UnsuitableVariant, match=f"no variant computes {op} for rows of 4194304"):
-        gradients.GRADIENTS[op](y, y)
+@pytest.mark.parametrize("m, n", [(3, 2**22 + 3), (40, 1_000_003)], ids=["few_huge_rows_one_a_group", "groups_of_rows"])
+def test_rows_longer_than_a_cluster_holds_go_through_two_passes(rng, op, m, n):
+    y, dy, dx = inputs(rng, op, (m, n), numpy.float32, "contiguous")
+    kernel, launch = api.plan(y.device.id, "auto", m, n, (dtypes.FLOAT32, dtypes.FLOAT32), api.rows_aligned(y), op)
+    assert launch.variant == "two_pass"
+    gradients.GRADIENTS[op](y, dy, out=dx)
+    check(op, y, dy, dx, numpy.float32)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0)], ids=["no_rows", "empty_rows"])

@@ -197,15 +197,25 @@ def test_without_clusters_a_refusal_names_one_block():
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_gradients_of_rows_no_cluster_holds_are_refused_with_the_reason(h100, op):
-    with pytest.raises(UnsuitableVariant, match=rf"no variant computes {op} for rows of 4194304 float32: .*"
-                                                r"does not fit in a cluster of 16 blocks' registers"):
-        h100.plan("auto", 4, 4194304, F32, split_facts, op=op)
+def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op):
+    launch = h100.plan("auto", 4, 4194304, F32, split_facts, op=op)
+    slices, group_rows = map(int, launch.args)
+    assert launch.variant == "two_pass" and group_rows == 1
+    assert launch.workspace == 4 * slices * 4 + 4 * 4  # a float32 sum per piece (not a pair), a counter per row
+    # a group holds as many rows as fit half of L2 with y and dy both in it
+    many = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
+    assert int(many.args[1]) == 50 * 2**20 // 2 // (2 * 1048576 * 4)
 
 
-@pytest.mark.parametrize("variant", ["naive", "online", "two_pass"])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_past_the_chunk_index_are_refused_with_the_reason(h100, op):
+    with pytest.raises(UnsuitableVariant, match=rf"no variant computes {op} for rows of 2147483648 float32"):
+        h100.plan("auto", 1, 2**31, F32, split_facts, op=op)
+
+
+@pytest.mark.parametrize("variant", ["naive", "online", "smem_cached"])
 def test_variants_without_gradients_refuse_them_by_name(h100, variant):
-    with pytest.raises(UnsuitableVariant, match=r"variants with softmax_backward: warp_rows, split_row"):
+    with pytest.raises(UnsuitableVariant, match=r"variants with softmax_backward: warp_rows, split_row, two_pass"):
         h100.plan(variant, 8, 1000, F32, fake_facts, op=registry.SOFTMAX_BACKWARD)
 
 
