@@ -420,7 +420,9 @@ class Planner:
         threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)
         grid = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
         backward = op in registry.BACKWARD
-        row_bytes = n * pair[0].itemsize * (2 if backward else 1)  # the gradients read y and dy twice
+        # what the second pass should find in L2: x; y and dy for softmax's gradient; dy alone for
+        # log_softmax's (its first pass reads no y)
+        row_bytes = n * pair[0].itemsize * (2 if op == registry.SOFTMAX_BACKWARD else 1)
         group_rows = max(1, min(m, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes))
         slices = max(1, min(_ceil_div(grid, group_rows), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
         partial_bytes = (1 if backward else 2) * dtypes.accumulator(pair).itemsize  # s, or (max, sum)

@@ -196,15 +196,27 @@ def test_without_clusters_a_refusal_names_one_block():
         Planner(SMALL).plan("split_row", 8, 32000, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
 
 
+# (slices, rows a group): 2048-chunk slices (float16 256, float32 512) but at most the grid (528 blocks)
+# over the rows of a group; a group holds 25 MB of what the second pass rereads: softmax's y and dy,
+# log_softmax's dy (three float16 rows of 8 MB)
+@pytest.mark.parametrize("pair, partial, softmax_args, log_args", [(F16, 4, (256, 1), (176, 3)),
+                                                                   (F32, 4, (512, 1), (512, 1)),
+                                                                   (F64, 8, (528, 1), (528, 1))],
+                         ids=["float16", "float32", "float64"])
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op):
-    launch = h100.plan("auto", 4, 4194304, F32, split_facts, op=op)
-    slices, group_rows = map(int, launch.args)
-    assert launch.variant == "two_pass" and group_rows == 1
-    assert launch.workspace == 4 * slices * 4 + 4 * 4  # a float32 sum per piece (not a pair), a counter per row
-    # a group holds as many rows as fit half of L2 with y and dy both in it
-    many = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
-    assert int(many.args[1]) == 50 * 2**20 // 2 // (2 * 1048576 * 4)
+def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op, pair, partial, softmax_args,
+                                                                               log_args):
+    launch = h100.plan("auto", 4, 4194304, pair, split_facts, op=op)
+    slices, group_rows = softmax_args if op == registry.SOFTMAX_BACKWARD else log_args
+    assert launch.variant == "two_pass" and tuple(map(int, launch.args)) == (slices, group_rows)
+    assert launch.workspace == 4 * slices * partial + 4 * 4  # an accumulator-type sum a piece, a counter a row
+
+
+@pytest.mark.parametrize("op, arrays", [(registry.SOFTMAX_BACKWARD, 2), (registry.LOG_SOFTMAX_BACKWARD, 1)])
+def test_two_pass_groups_what_its_second_pass_rereads(h100, op, arrays):
+    # softmax's gradient rereads y and dy, log_softmax's dy only (its first pass reads no y)
+    launch = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
+    assert int(launch.args[1]) == 50 * 2**20 // 2 // (arrays * 1048576 * 4)
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
