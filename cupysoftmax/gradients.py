@@ -59,6 +59,16 @@ def same_misalignment(a2, b2) -> bool:
     return (a2.data.ptr - b2.data.ptr) % 16 == 0 and (a2.shape[0] == 1 or (a2.strides[0] - b2.strides[0]) % 16 == 0)
 
 
+def _aligned_rows(cupy, a, m, n):
+    """a as a C-contiguous (M, N) array that starts on a 16-byte boundary: `a` itself when it is one, else a copy.
+
+    ascontiguousarray alone is not enough: a one-row view one element in is
+    already contiguous and comes back as it is, misaligned.
+    """
+    a = cupy.ascontiguousarray(a)
+    return (a if a.data.ptr % 16 == 0 else a.copy()).reshape(m, n)
+
+
 def _backward(op, y, dy, axis, out, variant):
     """Validate, lay out y, dy and dx as rows, plan (cached), launch."""
     import cupy
@@ -87,7 +97,7 @@ def _backward(op, y, dy, axis, out, variant):
         aligned = (m == 1 or n * y.itemsize % 16 == 0) if copied else api.rows_aligned(y2)
         kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), aligned, op)
         if copied:
-            y2, dy2 = (cupy.ascontiguousarray(a).reshape(m, n) for a in (ys, dys))
+            y2, dy2 = (_aligned_rows(cupy, a, m, n) for a in (ys, dys))
         dx2 = api.rows_view(rs, trailing)
         direct = dx2 is not None and (out is None or not (cupy.may_share_memory(out, y) or cupy.may_share_memory(out, dy)))
         if not direct:

@@ -6,7 +6,7 @@
 # summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
 {
