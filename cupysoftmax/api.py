@@ -13,7 +13,7 @@ import operator
 
 import numpy
 
-from . import device, dtypes, loader
+from . import device, dtypes, fused, loader
 from . import variants as registry
 from .planner import Launch, Planner
 
@@ -154,9 +154,12 @@ def planner(device_id: int) -> Planner:
 
 
 def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True,
-         op: str = registry.SOFTMAX) -> tuple[object, Launch]:
-    """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve."""
-    key = (device_id, variant, m, n, pair, aligned, op)
+         op: str = registry.SOFTMAX, with_options: bool = False) -> tuple[object, Launch]:
+    """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve.
+
+    with_options: the call passes scale= or where= (a variant that takes them, see fused.py).
+    """
+    key = (device_id, variant, m, n, pair, aligned, op, with_options)
     hit = _launches.get(key)
     if hit is not None:
         return hit
@@ -165,7 +168,7 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
         return loader.facts_of(loader.function(name, pair, knobs, device_id, op))
 
     p = planner(device_id)
-    launch = p.plan(variant, m, n, pair, facts, aligned, op)
+    launch = p.plan(variant, m, n, pair, facts, aligned, op, with_options)
     kernel = loader.function(launch.variant, pair, launch.knobs, device_id, op)
     if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
         kernel.max_dynamic_shared_size_bytes = launch.smem
@@ -180,19 +183,23 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
     return hit
 
 
-def row_args(launch: Launch, x2, y2) -> tuple:
-    """The kernel arguments after the two pointers: rows, n, both row strides, the launch's own.
+def row_args(launch: Launch, x2, y2, options: tuple = fused.PLAIN) -> tuple:
+    """The kernel arguments after the two pointers: rows, n, both row strides, the fused options
+    (variants that take them: fused.kernel_args), the launch's own.
 
-    The four `long long` go as Python ints, which CuPy passes as 64-bit
+    The `long long` go as Python ints, which CuPy passes as 64-bit
     integers and converts faster than NumPy scalars (H100 host, 2026-11-22:
     a six-argument launch 8.4 us against 9.4 us).
     """
-    return (x2.shape[0], x2.shape[1], x2.strides[0] // x2.itemsize, y2.strides[0] // y2.itemsize, *launch.args)
+    shape = (x2.shape[0], x2.shape[1], x2.strides[0] // x2.itemsize, y2.strides[0] // y2.itemsize)
+    if registry.VARIANTS[launch.variant].fused:
+        return (*shape, *options, *launch.args)
+    return (*shape, *launch.args)
 
 
-def launch_rows(kernel, launch: Launch, x2, y2) -> None:
+def launch_rows(kernel, launch: Launch, x2, y2, options: tuple = fused.PLAIN) -> None:
     """Run one planned launch over (M, N) row views on the current stream."""
-    run(kernel, launch, (x2, y2, *row_args(launch, x2, y2)))
+    run(kernel, launch, (x2, y2, *row_args(launch, x2, y2, options)))
 
 
 def run(kernel, launch: Launch, args: tuple) -> None:
@@ -225,7 +232,7 @@ _ndarray = None  # cupy.ndarray, once cupy has been imported
 _current_device = None  # cupy.cuda.runtime.getDevice, likewise
 
 
-def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO, scale=1.0, where=None):
     """softmax(x) = exp(x - max) / sum(exp(x - max)) over `axis`, on the GPU.
 
     Same signature as scipy.special.softmax (and cupyx.scipy.special.softmax),
@@ -236,6 +243,14 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     - dtype: the output dtype (e.g. float32 for a float16 input); the kernels
       accumulate in float32 (float64 for float64).
     - variant: "auto" or a name from `cupysoftmax list`.
+    - scale: softmax(scale * x), a float > 0 (the inverse of a temperature),
+      folded into the kernel: no pass over x more.
+    - where: a boolean CUDA array broadcastable to x (JAX's where=): positions
+      where it is False come out 0 and take no part in the max or the sum; a
+      row masked out everywhere comes out all 0. A mask broadcast over leading
+      axes is read in place; otherwise one contiguous copy of it is made.
+      scale= and where= are taken by warp_rows, split_row and two_pass
+      (`cupysoftmax list`); others raise UnsuitableVariant.
 
     x is a CuPy array or any CUDA array with __cuda_array_interface__ or
     __dlpack__ (a torch CUDA tensor, say), viewed without a copy; the result is
@@ -243,10 +258,10 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     Softmax over axes that are not the trailing ones, or over a layout whose
     rows do not have one stride, goes through one contiguous copy.
     """
-    return _forward(registry.SOFTMAX, x, axis, out, dtype, variant)
+    return _forward(registry.SOFTMAX, x, axis, out, dtype, variant, scale, where)
 
 
-def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO, scale=1.0, where=None):
     """log_softmax(x) = x - max - log(sum(exp(x - max))) over `axis`, on the GPU.
 
     The arguments and rules of `softmax` (scipy.special.log_softmax has the
@@ -256,17 +271,20 @@ def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.A
     x itself, not as the log of softmax, so it stays finite and exact where
     exp(x - max) underflows. `variant`: "auto" or one of the variants that
     compute log_softmax (`cupysoftmax list`); the classic ones compute softmax
-    only and raise UnsuitableVariant.
+    only and raise UnsuitableVariant. scale= as in softmax (log_softmax(scale
+    * x)); where= as in softmax, masked-out positions coming out -inf.
     """
-    return _forward(registry.LOG_SOFTMAX, x, axis, out, dtype, variant)
+    return _forward(registry.LOG_SOFTMAX, x, axis, out, dtype, variant, scale, where)
 
 
 FUNCTIONS = {registry.SOFTMAX: softmax, registry.LOG_SOFTMAX: log_softmax}
 
 
-def _forward(op, x, axis, out, dtype, variant):
+def _forward(op, x, axis, out, dtype, variant, scale, where):
     """softmax or log_softmax: the remembered launch when there is one, else the full path."""
     key = None
+    if not fused.is_plain(scale, where):
+        return _full(op, x, axis, out, dtype, variant, None, scale, where)
     if type(x) is _ndarray and dtype is None and (axis is None or type(axis) is int) and (
             out is None or type(out) is _ndarray):
         device_id = x.data.device_id
@@ -279,10 +297,10 @@ def _forward(op, x, axis, out, dtype, variant):
             if out is None:
                 out = _ndarray(x.shape, out_dtype)
             elif _overlap(x.data.ptr, out.data.ptr, spans):
-                return _full(op, x, axis, out, dtype, variant, None)
+                return _full(op, x, axis, out, dtype, variant, None, scale, where)
             function(grid, block, (x, out, *tail), shared_mem=smem)
             return out
-    return _full(op, x, axis, out, dtype, variant, key)
+    return _full(op, x, axis, out, dtype, variant, key, scale, where)
 
 
 def _span(a) -> tuple[int, int]:
@@ -298,7 +316,7 @@ def _overlap(x_ptr: int, y_ptr: int, spans) -> bool:
     return x_ptr + x_lo < y_ptr + y_hi and y_ptr + y_lo < x_ptr + x_hi
 
 
-def _full(op, x, axis, out, dtype, variant, key):
+def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
     """Validate, lay out as rows, plan (cached), launch; remember the call under `key` where it went direct."""
     global _ndarray, _current_device
     import cupy
@@ -311,6 +329,11 @@ def _full(op, x, axis, out, dtype, variant, key):
     device_id = x.device.id
     if out is not None:
         check_out(out, x.shape, out_dtype, device_id)
+    scale = fused.check_scale(scale)
+    if where is not None:
+        where = as_cupy(where)
+        fused.check_where(where, x.shape, device_id)
+    with_options = where is not None or scale != 1.0
 
     pair = (in_dtype, out_dtype)
     if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
@@ -330,12 +353,14 @@ def _full(op, x, axis, out, dtype, variant, key):
         viewed = x2 is not None
         if not viewed:
             x2 = cupy.ascontiguousarray(xs).reshape(m, n)
-        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op)
+        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op, with_options)
+        mask = None if where is None else fused.mask_rows(where, x.shape, axes, m, n, rows_view)
         y2 = rows_view(ys, trailing)
-        direct = y2 is not None and (out is None or not cupy.may_share_memory(out, x))
+        direct = y2 is not None and (out is None or not any(
+            cupy.may_share_memory(out, a) for a in (x, where) if a is not None))
         if not direct:
             y2 = cupy.empty((m, n), out_dtype)
-        launch_rows(kernel, launch, x2, y2)
+        launch_rows(kernel, launch, x2, y2, fused.kernel_args(scale, mask))
         function = kernel.kernel  # loaded on x's device, which is current here
         if not direct:
             ys[...] = y2.reshape(ys.shape)

@@ -130,8 +130,9 @@ def list_cmd():
 
 def variant_table() -> str:
     """The variant table as markdown, from the registry (README's table is checked against it)."""
-    lines = ["| variant | idea | reads of x | computes | from |", "|---|---|---:|---|---|"]
-    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {', '.join(v.ops)} | {v.seed} |" for v in registry.VARIANTS.values()]
+    lines = ["| variant | idea | reads of x | computes | scale=, where= | from |", "|---|---|---:|---|---|---|"]
+    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {', '.join(v.ops)} | {'yes' if v.fused else 'no'} | {v.seed} |"
+              for v in registry.VARIANTS.values()]
     return "\n".join(lines)
 
 

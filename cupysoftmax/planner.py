@@ -201,47 +201,55 @@ class Planner:
     # -- public -------------------------------------------------------------
 
     def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True,
-             op: str = registry.SOFTMAX) -> Launch:
+             op: str = registry.SOFTMAX, fused: bool = False) -> Launch:
         """The launch for `variant` (or "auto") computing `op`, or UnsuitableVariant saying why and which can.
 
         `aligned`: every row of x starts on a 16-byte boundary (then a row of N
         elements spans N / V 16-byte chunks rather than up to one more).
         `facts` answers for the kernels that compute `op`. Every variant auto
         picks computes every op, so the op only narrows a variant asked by name.
+        `fused`: the call passes scale= or where=, which only variants with
+        `fused` in the registry take.
         """
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts, aligned, op)
+            return self.pick(m, n, pair, facts, aligned, op, fused)
         v = registry.get(variant)
         if op not in v.ops:
             able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
             raise UnsuitableVariant(
                 f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
+        if fused and not v.fused:
+            able = [name for name, other in registry.VARIANTS.items() if other.fused and op in other.ops]
+            raise UnsuitableVariant(
+                f"{variant} takes no scale= or where=; variants that do: {', '.join(able)}")
         try:
             return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
-                    if name != variant and op in other.ops and self._serves(name, m, n, pair, facts, aligned, op)]
+                    if name != variant and op in other.ops and (other.fused or not fused)
+                    and self._serves(name, m, n, pair, facts, aligned, op)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
-    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX) -> Launch:
+    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
+             fused: bool = False) -> Launch:
         """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
 
-        online serves every forward shape; the gradients hold a row on chip
-        (warp_rows, split_row), so a row longer than a cluster holds raises
-        UnsuitableVariant.
+        online serves every forward shape without fused options; other calls
+        raise UnsuitableVariant for rows that no variant taking them serves.
         """
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
-            if op not in v.ops:
+            if op not in v.ops or (fused and not v.fused):
                 continue
             try:
                 return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
-        if op in registry.BACKWARD:
-            raise UnsuitableVariant(f"no variant computes {op} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
+        if op in registry.BACKWARD or fused:
+            what = f"{op} with scale= or where=" if fused else op
+            raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:

@@ -5,7 +5,9 @@ tolerance of the output dtype (and op), so a result is judged one way everywhere
 
 Semantics (PyTorch and JAX agree): a row that holds a NaN or +inf, or only
 -inf, is NaN throughout; empty input gives empty output. log_softmax gives
--inf where x is -inf in any other row.
+-inf where x is -inf in any other row. With scale= and where= (JAX's where=),
+the row is scale * x over the kept positions only: a masked-out position gives
+0 (log_softmax: -inf) whatever x holds there, a row masked out everywhere all 0.
 """
 from __future__ import annotations
 
@@ -53,9 +55,9 @@ def _axes(axis, ndim):
     return tuple(range(ndim)) if axis is None else axis
 
 
-def softmax(x, axis=None) -> numpy.ndarray:
+def softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     """softmax of a NumPy array in float64 over `axis` (int, tuple or None = all axes)."""
-    x = numpy.asarray(x).astype(numpy.float64)
+    x, where = _scaled_and_masked(x, scale, where)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
@@ -63,18 +65,29 @@ def softmax(x, axis=None) -> numpy.ndarray:
     with numpy.errstate(invalid="ignore", over="ignore"):
         shifted = x - numpy.max(x, axis=axes, keepdims=True)
         e = numpy.exp(shifted)
-        return e / numpy.sum(e, axis=axes, keepdims=True)
+        result = e / numpy.sum(e, axis=axes, keepdims=True)
+    return result if where is None else numpy.where(where, result, 0.0)
 
 
-def log_softmax(x, axis=None) -> numpy.ndarray:
+def log_softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     """log_softmax of a NumPy array in float64 over `axis`: x - max - log(sum(exp(x - max)))."""
-    x = numpy.asarray(x).astype(numpy.float64)
+    x, where = _scaled_and_masked(x, scale, where)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
     with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
         shifted = x - numpy.max(x, axis=axes, keepdims=True)
-        return shifted - numpy.log(numpy.sum(numpy.exp(shifted), axis=axes, keepdims=True))
+        result = shifted - numpy.log(numpy.sum(numpy.exp(shifted), axis=axes, keepdims=True))
+    return result if where is None else numpy.where(where, result, -numpy.inf)
+
+
+def _scaled_and_masked(x, scale, where):
+    """(scale * x in float64 with -inf at masked-out positions, the mask broadcast to x or None)."""
+    x = numpy.asarray(x).astype(numpy.float64) * scale
+    if where is None:
+        return x, None
+    where = numpy.broadcast_to(numpy.asarray(where, dtype=bool), x.shape)
+    return numpy.where(where, x, -numpy.inf), where
 
 
 REFERENCES = {SOFTMAX: softmax, LOG_SOFTMAX: log_softmax}

@@ -45,6 +45,9 @@ class Variant:
     # there to compare softmax kernels, compute softmax only. A variant with
     # the backward ops has `<template>_backward` kernels (y, dy, dx), same knobs.
     ops: tuple[str, ...] = (SOFTMAX,)
+    # Whether its forward kernels take the fused options, scale= and where=
+    # (csm::Fused in kernels/common.cuh), after the row strides.
+    fused: bool = False
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
         """Every (dtype pair, knobs, op) compiled for a device of compute capability `cc`."""
@@ -103,7 +106,7 @@ VARIANTS: dict[str, Variant] = {
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
             knobs=tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8)),  # (G lanes per row, K chunks per lane)
-            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
@@ -111,14 +114,14 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
             cluster_template="softmax_split_row_cluster",
-            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(
             "two_pass", "two_pass.cu", "softmax_two_pass", "row_in_two_passes",
             "rows past the chip: (max, sum) per slice to a workspace, then merge and write, second read from L2",
             "past the peers", reads=2,
             knobs=((4,),),  # K chunks per thread in flight
-            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
     )
 }

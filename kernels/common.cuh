@@ -20,6 +20,8 @@
 // - Vec, load_chunk, store_chunk, widen: rows as 16-byte chunks (below).
 // - Held: what a register-resident variant keeps of its chunks between
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
+// - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
+//   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -90,6 +92,11 @@ struct FastExp {
     static constexpr float LOG2E = 1.4426950408889634f;
     __device__ __forceinline__ static float of(float a, float m) { return exp2f((a - m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double m) { return exp(a - m); }
+    // exp(scale * a - m), the temperature of softmax(scale * x) folded into
+    // one FFMA: as exact as a - m above (scale = 1 gives the same bits), and
+    // no instruction more.
+    __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(fmaf(a, scale, -m) * LOG2E); }
+    __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(fma(a, scale, -m)); }
     // The max to subtract in a sum over values whose max is m: m itself, but 0
     // when m is -inf (only -inf values), so that exp(-inf - 0) = 0 needs no test.
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
@@ -333,16 +340,21 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
 // accumulation type: softmax's exp(a - max) / sum, or with LOG log_softmax's
 // (a - max) - log(sum). The semantics hold for both: a NaN or +inf in the row
 // makes sum NaN; a row of only -inf has max = -inf, and -inf - -inf is NaN.
+// With the temperature (scale, see Fused), a is the stored value and max
+// the row's max of scale * a.
 template <typename A, typename T, bool LOG> struct Normalize {
-    A max, by;  // by: 1 / sum, or log(sum)
+    A max, by, scale;  // by: 1 / sum, or log(sum)
     __device__ __forceinline__ A of(A a) const {
-        if constexpr (LOG) return (a - max) - by;
-        else return FastExp::of(a, max) * by;
+        if constexpr (LOG) return fma(a, scale, -max) - by;
+        else return FastExp::of(a, scale, max) * by;
     }
     __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
+    // What a masked-out position gets (Fused): 0, or log(0) = -inf.
+    __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
 };
-template <typename T, bool LOG = false, typename A> __device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row) {
-    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s};
+template <typename T, bool LOG = false, typename A>
+__device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row, A scale = A(1)) {
+    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, scale};
 }
 
 // The larger of each pair of 2-byte values in two words (max.bf16x2 /
@@ -376,12 +388,12 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, co
     return m;
 }
 
-// Sum of exp(a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
+// Sum of exp(scale * a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
 // -inf entries (padding included) add exp(-inf) = 0, also for a thread that
 // holds only -inf (its shift is 0); NaN and +inf make s NaN.
-template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms) {
+template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, A scale) {
 #pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), ms);
+    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), scale, ms);
     return s;
 }
 
@@ -393,23 +405,26 @@ template <typename A, typename T, int K> __device__ __forceinline__ A chunks_max
     return m;
 }
 
-// (max, sum of exp(a - max)) over the K chunks a thread holds in registers.
+// (max, sum of exp(b - max)) over b = scale * a, a the values of the K
+// chunks a thread holds in registers (scale > 0: the max of b is scale times a's).
 template <typename A, typename T, int K>
-__device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
-    const A m = chunks_max<A>(v);
+__device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) {
+    const A m = chunks_max<A>(v) * scale;
     const A ms = FastExp::sum_shift(m);
     A s = A(0);
 #pragma unroll
-    for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms);
+    for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms, scale);
     return {m, s};
 }
 
 // Held: what a thread of a register-resident variant keeps of its K chunks
 // between reading a row and writing it. Use:
-//   s = held.start(v, m)   m: the thread's max (of v and anything else it
-//                          holds); returns the sum of exp(a - sum_shift(m)) over v
+//   s = held.start(v, m, scale)
+//                          m: the thread's max of scale * a (over v and anything
+//                          else it holds); returns the sum of exp(scale * a - sum_shift(m)) over v
 //   held.finish(row)       the row's (max, sum), once reduced
 //   held.out(j, k)         the k-th output of chunk j, in the accumulation type
+//   held.masked()          the output of a masked-out position (Fused)
 // Values as wide as their exponentials (float, double) keep e = exp(a - shift)
 // and are exponentiated once; at the end one factor per thread,
 // exp(m - max) / sum, turns e into outputs. Half-precision values keep the
@@ -434,7 +449,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
     static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
-    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max) {
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
         m = thread_max;
         const A shift = FastExp::sum_shift(m);
         A s = A(0);
@@ -442,7 +457,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
         for (int j = 0; j < K; ++j)
 #pragma unroll
             for (int k = 0; k < Vec<T>::size; ++k) {
-                e[j][k] = FastExp::of(widen<A>(v[j], k), shift);
+                e[j][k] = FastExp::of(widen<A>(v[j], k), scale, shift);
                 s += e[j][k];
             }
         return s;
@@ -454,23 +469,27 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
         factor = m == neg_inf<A>() && row.m != neg_inf<A>() ? A(0) / row.s : FastExp::of(m, row.m) / row.s;
     }
     __device__ __forceinline__ A out(int j, int k) const { return e[j][k] * factor; }
+    __device__ __forceinline__ A masked() const { return A(0); }
 };
 
 template <typename A, typename T, int K, bool LOG> struct Held<A, T, K, LOG, false> {
     static constexpr int chunks = K;
     Vec<T> v[K];
     Normalize<A, T, LOG> prob;
-    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max) {
+    A scale;
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+        scale = scale_;
         A s = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             v[j] = values[j];
-            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max));
+            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max), scale);
         }
         return s;
     }
-    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row); }
+    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row, scale); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
+    __device__ __forceinline__ A masked() const { return prob.masked(); }
 };
 
 // The K chunks first, first + stride, ... of a row, `pad` (-inf) from `end` on.
@@ -513,6 +532,97 @@ template <typename A, typename T, int K, bool LOG> struct HeldGrad {
         const A yv = widen<A>(y[j], k), dyv = widen<A>(dy[j], k);
         if constexpr (LOG) return dyv - FastExp::of(yv, A(0)) * s;
         else return yv * (dyv - s);
+    }
+};
+
+// -- fused options of the forward row kernels --------------------------------------
+//
+// softmax(scale * x) (scale > 0: a temperature 1 / T) over the positions where
+// a boolean mask holds (JAX's where=): masked-out values read as -inf, so they
+// take no part in the max or the sum, and their outputs are written as 0
+// (log_softmax: -inf). A row with every position masked out gives only those;
+// kept values follow the usual semantics (kept values all -inf: NaN).
+// The mask is one byte per element (NumPy's bool, nonzero = kept), read
+// again after the write (from L2: a row's mask was read moments before)
+// rather than held in registers, to overwrite the masked-out outputs.
+
+// A row's mask bytes, or none (null).
+struct RowMask {
+    const unsigned char* __restrict__ bytes;
+    // Bit k set where element k of chunk c (counted as in load_chunk) is kept;
+    // positions outside the row count as kept (they hold padding).
+    template <int V> __device__ __forceinline__ unsigned kept(int n, int shift, int c) const {
+        constexpr unsigned all = (1u << V) - 1;
+        if (bytes == nullptr) return all;
+        const int e0 = c * V - shift;
+        const unsigned char* p = bytes + e0;
+        if (e0 >= 0 && e0 + V <= n && (reinterpret_cast<unsigned long long>(p) & (V - 1)) == 0) {
+            unsigned long long w;  // the chunk's V bytes in one load
+            if constexpr (V == 8) w = *reinterpret_cast<const unsigned long long*>(p);
+            else if constexpr (V == 4) w = *reinterpret_cast<const unsigned*>(p);
+            else w = *reinterpret_cast<const unsigned short*>(p);
+            unsigned bits = 0;
+#pragma unroll
+            for (int k = 0; k < V; ++k) bits |= ((w >> (8 * k)) & 0xffu) != 0 ? 1u << k : 0u;
+            return bits;
+        }
+        unsigned bits = all;
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (e0 + k >= 0 && e0 + k < n && p[k] == 0) bits &= ~(1u << k);
+        return bits;
+    }
+    // Masked-out values of chunk c become -inf.
+    template <typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
+        if (bytes == nullptr) return;
+        const unsigned bits = kept<Vec<T>::size>(n, shift, c);
+#pragma unroll
+        for (int k = 0; k < Vec<T>::size; ++k)
+            if (!(bits >> k & 1u)) v.set(k, storage_neg_inf<T>());
+    }
+    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout).
+    template <typename T, int K>
+    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
+        if (bytes == nullptr) return;
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+            if (first + j * stride < end) apply(v[j], n, shift, first + j * stride);
+    }
+    // Once a thread has stored its chunks (`count` of them from `first` by
+    // `stride`, before `end`; V elements each): its masked-out positions
+    // written again, with `fill`. The same thread's second store wins; it is
+    // a separate loop so that the stores' own code (and registers) stay those
+    // of the plain path: a select per element inside them took split_row's
+    // float32 K = 8 kernel from 56 to 104 registers (sm_90).
+    template <int V, typename Tout>
+    __device__ __forceinline__ void refill(Tout* __restrict__ row, int n, int shift, int first, int stride, int end,
+                                           int count, Tout fill) const {
+        if (bytes == nullptr) return;
+#pragma unroll 1
+        for (int j = 0; j < count; ++j) {
+            const int c = first + j * stride;
+            if (c >= end) break;
+            const unsigned bits = kept<V>(n, shift, c);
+            if (bits == (1u << V) - 1) continue;
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const int e = c * V - shift + k;
+                if (!(bits >> k & 1u) && e >= 0 && e < n) row[e] = fill;
+            }
+        }
+    }
+};
+
+// The fused options as the forward row kernels take them (after the row
+// strides): scale (1 for plain softmax), mask (null for none; else row r of
+// x takes mask row r % mask_rows, so a mask broadcast over leading axes is
+// read in place), mask_row_stride in bytes.
+struct Fused {
+    double scale;
+    const unsigned char* mask;
+    long long mask_row_stride, mask_rows;
+    __device__ __forceinline__ RowMask row(long long r) const {
+        return {mask == nullptr ? nullptr : mask + (r % mask_rows) * mask_row_stride};
     }
 };
 

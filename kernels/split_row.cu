@@ -9,7 +9,8 @@
 // merge them in rank order, so every block ends with the row's max and sum
 // and writes its slice: one read and one write of each element. Few long rows
 // (8 x 128256) thus spread over C times more SMs than one block per row would.
-// It writes softmax, or log_softmax with LOG.
+// It writes softmax, or log_softmax with LOG, of scale * x over the positions
+// a mask keeps (common.cuh, Fused).
 //
 // Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
 // S * blockDim.x * 16 bytes of shared memory per block.
@@ -25,7 +26,7 @@
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the kernel's last argument is S; dynamic shared memory = S * blockDim.x * 16
+// the fused options (csm::Fused) after the row strides, then S; dynamic shared memory = S * blockDim.x * 16
 // bytes (above 48 KB after raising max_dynamic_shared_size_bytes). Backward:
 // no S and no dynamic shared memory; y and dy rows start at the same offset
 // from a 16-byte boundary.
@@ -102,8 +103,9 @@ struct Slice {
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
-                                          int smem_chunks) {
+                                          const csm::Fused& fused, int smem_chunks) {
     using A = csm::acc_t<Tin, Tout>;
+    const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
     __shared__ State scratch[32];
@@ -120,6 +122,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         const Slice slice(n, shift, V, rank, C);
         const int first = slice.first, end = slice.end;
         const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        const csm::RowMask keep = fused.row(row);
         // The shared-memory part of the slice first, as asynchronous copies
         // (whole chunks) so they fly while the register part loads.
         for (int j = 0; j < smem_chunks; ++j) {
@@ -130,12 +133,17 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         }
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, first + t, b, end);
+        keep.apply(v, static_cast<int>(n), shift, first + t, b, end);
         A m = csm::chunks_max<A>(v);
         cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
-        for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
+        for (int j = 0; j < smem_chunks; ++j) {
+            if (first + (K + j) * b + t < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, first + (K + j) * b + t);
+            m = csm::chunk_max(m, cache[j * b + t]);
+        }
+        m *= scale;  // the max of scale * x (scale > 0)
         csm::Held<A, Tin, K, LOG> held;
-        A s = held.start(v, m);
-        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m));
+        A s = held.start(v, m, scale);
+        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale);
         State stats = csm::block_max_sum(State{m, s}, scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = stats;
@@ -152,7 +160,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         // or a loss, for the register-only launches and warp_rows).
         const bool streaming = smem_chunks > 0;
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first + t, b, end, held, streaming);
-        const auto prob = csm::normalizer<Tin, LOG>(stats);  // the shared-memory part, exponentiated again
+        const auto prob = csm::normalizer<Tin, LOG>(stats, scale);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
@@ -161,6 +169,8 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                     yr, static_cast<int>(n), shift, same_alignment, c,
                     [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, streaming);
         }
+        const Tout fill = csm::from_acc<Tout>(prob.masked());
+        keep.refill<V>(yr, static_cast<int>(n), shift, first + t, b, end, K + smem_chunks, fill);
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.
@@ -170,16 +180,22 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 
 template <typename Tin, typename Tout, bool LOG, int K>
 __global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                                  long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+                                  long long x_row_stride, long long y_row_stride, double scale,
+                                  const unsigned char* __restrict__ mask, long long mask_row_stride,
+                                  long long mask_rows, int smem_chunks) {
+    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride,
+                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                              long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+                              long long x_row_stride, long long y_row_stride, double scale,
+                              const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
+                              int smem_chunks) {
+    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride,
+                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
 }
 #endif
 

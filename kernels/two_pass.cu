@@ -7,7 +7,8 @@
 // workspace and counts it into its row's counter. Phase 1 of a piece waits
 // until its row's counter holds every slice, merges the row's pairs (the
 // same order in every block of the row), reads its slice again -- from L2 --
-// and writes exp(x - max) / sum (with LOG, log_softmax's (x - max) - log(sum)).
+// and writes exp(x - max) / sum (with LOG, log_softmax's (x - max) - log(sum)),
+// of scale * x over the positions a mask keeps (common.cuh, Fused).
 // Every block walks the groups pipelined by one: phase 0 of its pieces of
 // group g, then phase 1 of its pieces of group g - 1, which the whole grid
 // finished reading a step earlier, so waits are rare and no grid-wide barrier
@@ -23,7 +24,8 @@
 // same grid.
 //
 // Launch contract: a cooperative launch (the whole grid resident at once, so
-// every wait ends); blockDim.x a multiple of 32, at most 1024; the workspace
+// every wait ends); blockDim.x a multiple of 32, at most 1024; the fused
+// options (csm::Fused) after the row strides (not the backward's); the workspace
 // zeroed (the counters lie after the pairs); no dynamic shared memory.
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
@@ -133,9 +135,12 @@ __device__ __forceinline__ void walk_groups(long long rows, int slices, int grou
 
 template <typename Tin, typename Tout, bool LOG, int K>
 __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                                 long long x_row_stride, long long y_row_stride, int slices, int group_rows,
-                                 void* workspace) {
+                                 long long x_row_stride, long long y_row_stride, double scale_,
+                                 const unsigned char* __restrict__ mask, long long mask_row_stride,
+                                 long long mask_rows, int slices, int group_rows, void* workspace) {
     using A = csm::acc_t<Tin, Tout>;
+    const csm::Fused fused{scale_, mask, mask_row_stride, mask_rows};
+    const A scale = static_cast<A>(scale_);
     using State = csm::MaxSum<A>;
     const csm::OnlineOp<A> op;
     __shared__ State scratch[32];
@@ -145,11 +150,13 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
     auto fold = [&](long long id) {
         const Piece piece(id, x, x_row_stride, n, slices);
         const Tin* xr = x + piece.row * x_row_stride;
+        const csm::RowMask keep = fused.row(piece.row);
         State stats = op.identity();
         for (int c0 = piece.first + t; c0 < piece.end; c0 += K * b) {
             csm::Vec<Tin> v[K];
             csm::load_chunks(v, xr, static_cast<int>(n), piece.shift, c0, b, piece.end, KeepInL2());
-            stats = op(stats, csm::chunk_stats<A>(v));
+            keep.apply(v, static_cast<int>(n), piece.shift, c0, b, piece.end);
+            stats = op(stats, csm::chunk_stats<A>(v, scale));
         }
         board.publish(id, csm::block_max_sum(stats, scratch));
     };
@@ -159,7 +166,8 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         board.wait(piece.row);
         const Tin* xr = x + piece.row * x_row_stride;
         const auto prob = csm::normalizer<Tin, LOG>(
-            board.merged(piece.row, op, [&](State s) { return csm::block_max_sum(s, scratch); }));
+            board.merged(piece.row, op, [&](State s) { return csm::block_max_sum(s, scratch); }), scale);
+        const csm::RowMask keep = fused.row(piece.row);
         Tout* yr = y + piece.row * y_row_stride;
         const bool same_alignment = csm::misalignment(yr) == piece.shift;
 #pragma unroll 4
@@ -169,6 +177,8 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
                 yr, static_cast<int>(n), piece.shift, same_alignment, c,
                 [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, true);
         }
+        keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), piece.shift, piece.first + t, b, piece.end,
+                                         (piece.end - piece.first + b - 1) / b, csm::from_acc<Tout>(prob.masked()));
     };
     walk_groups(rows, slices, group_rows, fold, write);
 }
