@@ -22,9 +22,10 @@ LOG_SOFTMAX_BACKWARD = "log_softmax_backward"
 BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
 LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
 # How benchmark records name the ops ("op"): softmax's records have said
-# "forward" from the first suite run on, its gradient's "backward".
+# "forward" from the first suite run on, its gradient's "backward"; "axis" is
+# softmax over a middle axis (records carry the array's "shape" and the "axis").
 RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX, "backward": SOFTMAX_BACKWARD,
-              "log_softmax_backward": LOG_SOFTMAX_BACKWARD}
+              "log_softmax_backward": LOG_SOFTMAX_BACKWARD, "axis": SOFTMAX}
 # What a variant reads: rows (softmax over the last axes, an (M, N) view with
 # unit inner stride), or columns (softmax over a middle axis, an (outer, N,
 # inner) view read in place, coalesced along inner; api.columns_view).
