@@ -152,8 +152,10 @@ def columns_view(shape, strides, itemsize: int, axes):
     inner axis stepped, reversed or transposed does not (None: the caller
     copies), nor are axes that are the trailing ones (rows: rows_view).
     """
+    if not axes or axes[-1] == len(shape) - 1:  # a 0-d array's (), or trailing axes
+        return None
     first, last = axes[0], axes[-1]
-    if last - first + 1 != len(axes) or last == len(shape) - 1:
+    if last - first + 1 != len(axes):
         return None
     parts = [_collapse(shape[a:b], strides[a:b]) for a, b in ((0, first), (first, last + 1), (last + 1, len(shape)))]
     if None in parts:
@@ -434,7 +436,7 @@ def _columns(op, x, axes, pair, variant, device_id):
         return None
     view = columns_view(x.shape, x.strides, x.itemsize, axes)
     if view is None:
-        if variant == registry.AUTO or axes[-1] == x.ndim - 1:
+        if variant == registry.AUTO or not axes or axes[-1] == x.ndim - 1:
             return None
         raise UnsuitableVariant(
             f"{variant} reads x in place as (outer, N, inner): the softmax axes one run, the axes after them "

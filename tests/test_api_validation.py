@@ -166,7 +166,8 @@ def test_columns_view_accepts_in_place_layouts(shape, axes, make, view):
     ((4, 6, 8), (0, 2), lambda a: a),  # axes that are not one run
     ((4, 6, 8), (1, 2), lambda a: a),  # trailing axes: rows
     ((4, 6, 1), 1, lambda a: a),  # inner of one element: rows
+    ((), None, lambda a: a),  # a 0-d array: no axes
 ], ids=["stepped_inner", "reversed_inner", "transposed_inner", "inner_pair_transposed", "inner_pair_cut",
-        "outer_pair_cut", "axes_not_a_run", "trailing_axes", "inner_one_element"])
+        "outer_pair_cut", "axes_not_a_run", "trailing_axes", "inner_one_element", "zero_d"])
 def test_columns_view_refuses_what_needs_a_copy(shape, axes, make):
     assert _view(shape, axes, make) is None

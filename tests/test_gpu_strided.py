@@ -237,3 +237,7 @@ def test_the_issue_shapes(rng, shape, axis):
     y = softmax(x, axis=axis)
     sample = (slice(0, 2),) if axis == 1 else (slice(None), slice(0, 64))  # the reference on a slice
     reference.assert_close(cupy.asnumpy(y[sample]), reference.softmax(cupy.asnumpy(x[sample]), axis), numpy.float32)
+
+
+def test_a_0d_array_has_no_middle_axis():
+    assert float(softmax(cupy.asarray(numpy.float32(3.0)))) == 1.0  # axes (): the rows path, one row of one
