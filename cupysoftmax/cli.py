@@ -97,7 +97,7 @@ def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
 @click.option("--providers", default=None, help="comma-separated subset of the providers (default: all)")
 @click.option("--ops", default=None,
               help="comma-separated: forward (softmax, the default), log_softmax, backward (softmax's gradient), "
-                   "log_softmax_backward")
+                   "log_softmax_backward, axis (softmax over a middle axis: suite.AXIS_SHAPES, not the suite's)")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per provider")
 @click.option("--no-sweep", is_flag=True, help="skip the N sweep of cupysoftmax at M = 4096")
 @click.option("--no-plot", is_flag=True, help="skip the PNG")

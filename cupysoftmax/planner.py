@@ -122,6 +122,30 @@ AUTO_FIRST = (
     (INF, "split_row"),
 )
 AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
+# auto over a middle axis: the variant that reads the (outer, N, inner) view in
+# place; where it cannot (a column past a cluster, an inner axis without unit
+# stride) the axis goes through a transposed copy to the row variants.
+COLUMN_VARIANT = "strided"
+
+# strided (softmax over a middle axis, x viewed as (outer, N, inner)): a
+# block is TX columns by TY row-threads, each holding up to R rows of its
+# column in registers, and a cluster of C blocks splits a column. Not yet
+# measured on a GPU; the choices follow split_row's measurements:
+# - C: the fewest blocks that hold a column (clusters cost their syncs and a
+#   costlier launch; split_row's many-rows rule, SPLIT_ROWS_PER_SM).
+# - TY: the fewest row-threads that hold a block's share at R <=
+#   STRIDED_MOST_ROWS each (the largest R compiled), then R: the smallest
+#   compiled R that holds the share over those TY (registers).
+# - TX, by TY (STRIDED_COLUMNS): 32 columns (a warp reads 32 adjacent
+#   elements of a row), more where TY is small so that a block has about 256
+#   threads (the row kernels' short-row blocks); never more columns than
+#   inner has (rounded up to a warp), nor than the kernel's registers allow.
+STRIDED_COLUMNS = (
+    (1, 256),
+    (2, 128),
+    (4, 64),
+    (INF, 32),
+)
 
 # warp_rows, split_row and two_pass index elements within a row with int
 # (e0 = chunk * V - shift, then e0 + V): rows up to 2^31 - 32 elements.
@@ -156,10 +180,11 @@ class Launch:
     variant: str
     knobs: tuple
     grid: int
-    block: int
+    block: int  # blockDim.x
     smem: int  # dynamic shared memory bytes
     args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
     workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
+    block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -196,6 +221,7 @@ class Planner:
             "rows_in_warp": self._rows_in_warp,
             "row_over_cluster": self._row_over_cluster,
             "row_in_two_passes": self._row_in_two_passes,
+            "columns_in_registers": self._columns_in_registers,
         }
 
     # -- public -------------------------------------------------------------
@@ -213,22 +239,45 @@ class Planner:
         """
         if variant == registry.AUTO:
             return self.pick(m, n, pair, facts, aligned, op, fused)
-        v = registry.get(variant)
-        if op not in v.ops:
-            able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
-            raise UnsuitableVariant(
-                f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
+        v = self._computing(variant, op)
         if fused and not v.fused:
             able = [name for name, other in registry.VARIANTS.items() if other.fused and op in other.ops]
             raise UnsuitableVariant(
                 f"{variant} takes no scale= or where=; variants that do: {', '.join(able)}")
         try:
+            if v.layout != registry.ROWS:
+                raise UnsuitableVariant(
+                    f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
+                    f"not rows of {n} elements over the last axes")
             return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
                     and self._serves(name, m, n, pair, facts, aligned, op)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
+
+    def plan_columns(self, variant: str, outer: int, n: int, inner: int, pair, facts: FactsFn,
+                     op: str = registry.SOFTMAX) -> Launch:
+        """The launch for softmax (or `op`) down the columns of an (outer, N, inner) view, or UnsuitableVariant.
+
+        `variant`: "auto" or a variant that reads columns (strided); the row
+        variants serve such an axis through a transposed copy (api), not here.
+        """
+        name = COLUMN_VARIANT if variant == registry.AUTO else variant
+        v = self._computing(name, op)
+        if v.layout != registry.COLUMNS:
+            raise UnsuitableVariant(f"{name} reads rows; the variants that read an (outer, N, inner) view in place: "
+                                    f"{', '.join(n for n, o in registry.VARIANTS.items() if o.layout == registry.COLUMNS)}")
+        return self.rules[v.launch](v, outer, n, inner, pair, facts, op)
+
+    def _computing(self, variant: str, op: str) -> registry.Variant:
+        """The variant called `variant`; UnsuitableVariant naming those that compute `op` when it does not."""
+        v = registry.get(variant)
+        if op not in v.ops:
+            able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
+            raise UnsuitableVariant(
+                f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
+        return v
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
              fused: bool = False) -> Launch:
@@ -267,6 +316,8 @@ class Planner:
 
     def _serves(self, name, m, n, pair, facts, aligned, op) -> bool:
         v = registry.VARIANTS[name]
+        if v.layout != registry.ROWS:
+            return False
         try:
             self.rules[v.launch](v, m, n, pair, facts, aligned, op)
             return True
@@ -436,3 +487,24 @@ class Planner:
         partial_bytes = (1 if backward else 2) * dtypes.accumulator(pair).itemsize  # s, or (max, sum)
         return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
                       workspace=m * slices * partial_bytes + m * 4)  # a partial per piece, a counter per row
+
+    def _columns_in_registers(self, v, outer, n, inner, pair, facts, op) -> Launch:
+        has_clusters = self.device.compute_capability >= (9, 0)
+        sizes = sorted({c for _, c in v.knobs if c == 1 or has_clusters})
+        rs = sorted({r for r, _ in v.knobs})
+        for c in sizes:
+            share = _ceil_div(n, c)  # rows of a column a block holds
+            ty = _ceil_div(share, rs[-1])
+            if ty * 32 > min(facts(v.name, (rs[-1], c)).max_threads, 1024):  # TX is a warp at least
+                continue
+            r = min(r for r in rs if r * ty >= share)
+            kernel = facts(v.name, (r, c))
+            tx = min(lookup(STRIDED_COLUMNS, ty), _round_up(inner, 32), kernel.max_threads // ty // 32 * 32)
+            items = outer * _ceil_div(inner, tx)
+            accumulator = dtypes.accumulator(pair).itemsize
+            smem = (2 * tx * ty + (2 * (2 + c) * tx if c > 1 else 0)) * accumulator
+            return Launch(v.name, (r, c), min(items, MAX_GRID // c) * c, tx, smem, block_y=ty)
+        where = "one block" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks"
+        raise UnsuitableVariant(
+            f"{v.name} holds a column in registers: a column of {n} {pair[0].name} does not fit in {where} "
+            f"({rs[-1]} values a thread, as many threads as the kernel's registers allow)")

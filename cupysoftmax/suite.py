@@ -7,8 +7,9 @@ needs no GPU; CuPy and the peers are imported inside the functions that use them
 
 A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
 (softmax or log_softmax; for a gradient, x is a Gradient: the forward's
-input x, its output y and the gradient dy), it prepares its input views and output once and returns a
-no-argument function that runs the op over the last axis and returns the
+input x, its output y and the gradient dy; for op "axis", an Over: an N-d x
+and the middle axis to run over), it prepares its input views and output once and returns a
+no-argument function that runs the op over the last axis (or the Over's) and returns the
 result. It raises Unsupported, saying why, when the peer is not installed or
 cannot serve the op, dtype or shape. The gradient moves 3 * M * N * itemsize
 bytes (reads y and dy, writes dx); its copy baseline moves as many.
@@ -35,7 +36,13 @@ from . import variants as registry
 
 # The ops a run can time, as records name them ("op"), and the function each is.
 FORWARD = "forward"
+AXIS = "axis"
 OPS = registry.RECORD_OPS
+# op "axis": softmax over a middle axis, x read in place (issue 4 part 4); its
+# shapes are these, whatever the suite file holds. M counts the softmaxes
+# (outer x inner), N is the axis' length.
+AXIS_SHAPES = [{"tag": "axis", "shape": [32, 19, 512, 512], "axis": 1, "dtype": "float32"},
+               {"tag": "axis", "shape": [8192, 8192], "axis": 0, "dtype": "float32"}]
 SWEEP_M = 4096
 SWEEP_N = range(256, 65536 + 1, 128)
 CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
@@ -45,6 +52,14 @@ ROUNDS = 5  # each provider of a shape is timed in this many interleaved rounds 
 
 class Unsupported(Exception):
     """The provider is not installed here or cannot serve this dtype or shape; the message says which."""
+
+
+class Over(NamedTuple):
+    """An "axis" provider's input: x, the axis its softmax runs over, and the other axis the check samples."""
+
+    x: object
+    axis: int
+    sample_axis: int
 
 
 class Gradient(NamedTuple):
@@ -149,11 +164,22 @@ def _no_gradient(op, why: str) -> None:
         raise Unsupported(why)
 
 
+def _over(x):
+    """(array, axis) of a forward provider's input: an Over's, else x over the last axis."""
+    return (x.x, x.axis) if isinstance(x, Over) else (x, -1)
+
+
+def _last_axis_only(x, who: str) -> None:
+    if isinstance(x, Over):
+        raise Unsupported(f"{who} computes over the last axis only")
+
+
 def make_copy(x, op):
     """cudaMemcpyAsync moving the op's bytes (read + write): the ceiling ("% of copy"), whatever the op."""
     if op in registry.BACKWARD:
         return bench.copy_call(3 * x.y.size * x.y.itemsize // 2)
-    return bench.copy_call(x.size * x.itemsize)
+    a, _ = _over(x)
+    return bench.copy_call(a.size * a.itemsize)
 
 
 def make_cupysoftmax(x, op):
@@ -166,9 +192,10 @@ def make_cupysoftmax(x, op):
         dx = cupy.full(x.y.shape, numpy.nan, x.y.dtype)
         function = gradients.GRADIENTS[op]
         return lambda: function(x.y, x.dy, axis=-1, out=dx)
-    y = cupy.full(x.shape, numpy.nan, x.dtype)
+    a, axis = _over(x)
+    y = cupy.full(a.shape, numpy.nan, a.dtype)
     function = api.FUNCTIONS[op]
-    return lambda: function(x, axis=-1, out=y)
+    return lambda: function(a, axis=axis, out=y)
 
 
 def make_torch(x, op):
@@ -182,21 +209,22 @@ def make_torch(x, op):
         y, dy = _as_torch(torch, x.y), _as_torch(torch, x.dy)
         function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
         return _on_cupy_stream(torch, lambda: function(dy, y, -1, y.dtype))
-    t = _as_torch(torch, x)
+    a, axis = _over(x)
+    t = _as_torch(torch, a)
     function = getattr(torch, op)
-    return _on_cupy_stream(torch, lambda: function(t, dim=-1))
+    return _on_cupy_stream(torch, lambda: function(t, dim=axis))
 
 
-def _softmax_last(t):
+def _softmax_over(t, dim=-1):
     import torch
 
-    return torch.softmax(t, dim=-1)
+    return torch.softmax(t, dim=dim)
 
 
-def _log_softmax_last(t):
+def _log_softmax_over(t, dim=-1):
     import torch
 
-    return torch.log_softmax(t, dim=-1)
+    return torch.log_softmax(t, dim=dim)
 
 
 def _softmax_backward_last(y, dy):
@@ -214,7 +242,7 @@ def _compiled(torch, op):
     for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(config, limit):
             setattr(config, limit, max(getattr(config, limit), 1024))
-    functions = {registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last,
+    functions = {registry.SOFTMAX: _softmax_over, registry.LOG_SOFTMAX: _log_softmax_over,
                  registry.SOFTMAX_BACKWARD: _softmax_backward_last,
                  registry.LOG_SOFTMAX_BACKWARD: _log_softmax_backward_last}
     return torch.compile(functions[op], dynamic=False)
@@ -226,7 +254,11 @@ def make_torch_compile(x, op):
     The gradients are written out (y * (dy - sum(dy * y)), dy - exp(y) * sum(dy)) for Inductor to fuse.
     """
     torch = _torch()
-    args = tuple(_as_torch(torch, a) for a in ((x.y, x.dy) if op in registry.BACKWARD else (x,)))
+    if op in registry.BACKWARD:
+        args = (_as_torch(torch, x.y), _as_torch(torch, x.dy))
+    else:
+        a, axis = _over(x)
+        args = (_as_torch(torch, a), axis)  # dynamo specializes on the int: one graph per axis
     compiled = _compiled(torch, op)
     for _ in range(3):
         compiled(*args)
@@ -236,6 +268,7 @@ def make_torch_compile(x, op):
 def make_triton(x, op):
     """Our own Triton kernel on the fused-softmax tutorial's idea (peer_triton): persistent, the row in registers."""
     _no_gradient(op, "the Triton tutorial kernel has no backward")
+    _last_axis_only(x, "the Triton tutorial kernel")
     torch = _torch()
     try:
         from . import peer_triton
@@ -258,6 +291,7 @@ def make_liger(x, op):
     """
     if op not in (registry.SOFTMAX, registry.SOFTMAX_BACKWARD):
         raise Unsupported(f"Liger has no {op} of its own (its log-softmax lives inside its cross-entropy loss)")
+    _last_axis_only(x, "LigerSoftmaxFunction")
     torch = _torch()
     try:
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
@@ -289,16 +323,17 @@ def _liger_backward(torch, function, x, dy):
 
 
 def make_cupyx(x, op):
-    """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1)."""
+    """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1, or the Over's axis)."""
     _no_gradient(op, "cupyx.scipy.special has no softmax gradient")
-    if x.dtype == dtypes.BFLOAT16:
+    a, axis = _over(x)
+    if a.dtype == dtypes.BFLOAT16:
         raise Unsupported(f"cupyx.scipy.special.{op} has no bfloat16 path")
     import cupyx.scipy.special
 
     function = getattr(cupyx.scipy.special, op)
 
     def run():
-        return function(x, axis=-1)
+        return function(a, axis=axis)
 
     if op == registry.LOG_SOFTMAX:
         # it zeroes non-finite row maxima through a boolean mask, which waits
@@ -309,8 +344,8 @@ def make_cupyx(x, op):
 
 
 @functools.cache
-def _jax_function(jax, op):
-    return jax.jit(functools.partial(getattr(jax.nn, op), axis=-1))
+def _jax_function(jax, op, axis=-1):
+    return jax.jit(functools.partial(getattr(jax.nn, op), axis=axis))
 
 
 JAX_NOTE = ("timed through the host: CuPy's stream is synchronised before the call (JAX runs on its own "
@@ -335,8 +370,9 @@ def make_jax(x, op):
         raise Unsupported("JAX sees no GPU")
     import cupy
 
-    a = jax.dlpack.from_dlpack(x)
-    f = _jax_function(jax, op)
+    array, axis = _over(x)
+    a = jax.dlpack.from_dlpack(array)
+    f = _jax_function(jax, op, axis)
     stream = cupy.cuda.get_current_stream()
 
     def run():
@@ -369,17 +405,17 @@ def _sample_rows(m: int, n: int) -> numpy.ndarray:
     return numpy.unique(numpy.linspace(0, m - 1, min(m, k)).round().astype(numpy.int64))
 
 
-def _host_rows(out, rows: numpy.ndarray) -> numpy.ndarray:
-    """Rows `rows` of a provider's result (CuPy, torch or JAX array) as a NumPy array."""
+def _host_rows(out, rows: numpy.ndarray, along: int = 0) -> numpy.ndarray:
+    """Indices `rows` along axis `along` of a provider's result (CuPy, torch or JAX array) as a NumPy array."""
     import cupy
 
     if isinstance(out, cupy.ndarray):
-        return cupy.asnumpy(out[cupy.asarray(rows)])
+        return cupy.asnumpy(cupy.take(out, cupy.asarray(rows), axis=along))
     if type(out).__module__.startswith("torch"):
         import torch
 
-        return out[torch.as_tensor(rows, device=out.device)].float().cpu().numpy()
-    return numpy.asarray(out[rows])
+        return out.index_select(along, torch.as_tensor(rows, device=out.device)).float().cpu().numpy()
+    return numpy.take(numpy.asarray(out), rows, axis=along)
 
 
 def _short(exc: Exception) -> str:
@@ -393,7 +429,7 @@ def _record(shape: dict, provider: str, ms=None, ok=None, note="", op: str = FOR
     nbytes = arrays * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
     return {"M": shape["M"], "N": shape["N"], "dtype": shape["dtype"], "provider": provider,
             "median_ms": ms, "GBps": None if ms is None else nbytes / ms / 1e6,
-            "op": op, "ok": ok, "note": note}
+            "op": op, "ok": ok, "note": note, **{key: shape[key] for key in ("shape", "axis") if key in shape}}
 
 
 def _prepare(name: str, x, op: str, rows, expected, scale=None):
@@ -409,7 +445,8 @@ def _prepare(name: str, x, op: str, rows, expected, scale=None):
         return None, (False, f"setup failed: {_short(exc)}")
     if name != "copy":
         try:
-            err = reference.error_ratio(_host_rows(fn(), rows), expected, _dtype(x), OPS[op], scale)
+            along = x.sample_axis if isinstance(x, Over) else 0
+            err = reference.error_ratio(_host_rows(fn(), rows, along), expected, _dtype(x), OPS[op], scale)
         except Exception as exc:
             return None, (False, _short(exc))
         if not err <= 1.0:
@@ -438,11 +475,18 @@ def run_suite(shapes, providers=None, repeat: int = 50, progress=None, ops=(FORW
     if unknown:
         raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
     records = []
-    for shape in shapes:
-        for op in ops:
-            records += _run_shape(shape, op, names, repeat, progress)
-            _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
+    runs = [(shape, op) for shape in shapes for op in ops if op != AXIS]
+    runs += [(shape, AXIS) for shape in axis_shapes() if AXIS in ops]  # the suite file's shapes are rows
+    for shape, op in runs:
+        records += _run_shape(shape, op, names, repeat, progress)
+        _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
     return records
+
+
+def axis_shapes() -> list[dict]:
+    """AXIS_SHAPES with M (the softmaxes: the array's size over the axis' length) and N (that length)."""
+    return [{**s, "M": math.prod(s["shape"]) // s["shape"][s["axis"]], "N": s["shape"][s["axis"]]}
+            for s in AXIS_SHAPES]
 
 
 def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) -> list[dict]:
@@ -482,6 +526,13 @@ def _inputs(shape: dict, op: str):
 
     dtype = dtypes.parse(shape["dtype"])
     x = bench.random_input(shape["M"], shape["N"], dtype)
+    if "axis" in shape:  # softmax over a middle axis: checked on indices spread along another axis
+        x = x.reshape(shape["shape"])
+        over = Over(x, shape["axis"], 1 if shape["axis"] == 0 else 0)
+        length = x.shape[over.sample_axis]
+        rows = _sample_rows(length, x.size // length)
+        sample = cupy.asnumpy(cupy.take(x, cupy.asarray(rows), axis=over.sample_axis))
+        return over, rows, reference.REFERENCES[op](sample, axis=over.axis), None
     rows = _sample_rows(shape["M"], shape["N"])
     picked = cupy.asarray(rows)
     if op not in registry.BACKWARD:
@@ -495,7 +546,7 @@ def _inputs(shape: dict, op: str):
 
 def _dtype(x):
     """The element type of a provider's input."""
-    return x.y.dtype if isinstance(x, Gradient) else x.dtype
+    return x.y.dtype if isinstance(x, Gradient) else _over(x)[0].dtype
 
 
 def sweep(m: int = SWEEP_M, n_values=SWEEP_N, dtype="float32", repeat: int = 10) -> list[dict]:
@@ -711,7 +762,7 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
     """The markdown report: header, a table per op (softmax first), the sweep's cliffs and the host cost."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
-        f"# {' and '.join(OPS[op] for op in _ops_present(records))} against the peers on {device_name}",
+        f"# {' and '.join(map(_title, _ops_present(records)))} against the peers on {device_name}",
         "",
         f"{when}, commit `{commit()}`, {device_name}; {_versions()}.",
         "",
@@ -727,7 +778,7 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "",
     ]
     for op in _ops_present(records):
-        parts += ["", f"## {OPS[op]}", "", markdown_table(records, op)]
+        parts += ["", f"## {_title(op)}", "", *_axis_note(op), markdown_table(records, op)]
     if sweep_records is not None:
         ns = sorted({r["N"] for r in sweep_records})
         found = cliffs(sweep_records)
@@ -741,6 +792,19 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
               f"function returning a new CuPy array): {host['alloc_and_launch_us']:.1f} µs "
               f"(time.perf_counter, fastest of {host['rounds']} interleaved rounds of {host['repeat']} calls)."]
     return "\n".join(parts) + "\n"
+
+
+def _title(op: str) -> str:
+    return f"{OPS[op]} over a middle axis" if op == AXIS else OPS[op]
+
+
+def _axis_note(op: str) -> list[str]:
+    """The line naming the arrays and axes behind the "axis" table's (M, N)."""
+    if op != AXIS:
+        return []
+    arrays = "; ".join(f"{' × '.join(map(str, s['shape']))} {s['dtype']} over axis {s['axis']}" for s in AXIS_SHAPES)
+    return [f"M softmaxes of N elements each, x read as it lies (peers: their own function with that axis): {arrays}.",
+            ""]
 
 
 def _progress_line(r: dict) -> str:
@@ -773,5 +837,5 @@ def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, 
     echo(f"wrote {out}/suite-{tag}.*; host cost {host['softmax_us']:.1f} us per call "
          f"against {host['raw_kernel_us']:.1f} us for a bare launch")
     for op in _ops_present(records):
-        echo(f"{OPS[op]}:\n{summary(records, op)}")
+        echo(f"{_title(op)}:\n{summary(records, op)}")
     return records

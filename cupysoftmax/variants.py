@@ -22,9 +22,15 @@ LOG_SOFTMAX_BACKWARD = "log_softmax_backward"
 BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
 LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
 # How benchmark records name the ops ("op"): softmax's records have said
-# "forward" from the first suite run on, its gradient's "backward".
+# "forward" from the first suite run on, its gradient's "backward"; "axis" is
+# softmax over a middle axis (records carry the array's "shape" and the "axis").
 RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX, "backward": SOFTMAX_BACKWARD,
-              "log_softmax_backward": LOG_SOFTMAX_BACKWARD}
+              "log_softmax_backward": LOG_SOFTMAX_BACKWARD, "axis": SOFTMAX}
+# What a variant reads: rows (softmax over the last axes, an (M, N) view with
+# unit inner stride), or columns (softmax over a middle axis, an (outer, N,
+# inner) view read in place, coalesced along inner; api.columns_view).
+ROWS = "rows"
+COLUMNS = "columns"
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class Variant:
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
+    layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
         """Every (dtype pair, knobs, op) compiled for a device of compute capability `cc`."""
@@ -122,6 +129,16 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=2,
             knobs=((4,),),  # K chunks per thread in flight
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
+        ),
+        Variant(
+            "strided", "strided.cu", "softmax_strided", "columns_in_registers",
+            "softmax over a middle axis read in place, coalesced along the axes after it; a column in registers "
+            "over 1 to 32 threads of a block and a cluster of 1 to 16 blocks",
+            "past the peers", reads=1,
+            knobs=tuple((r, c) for r in (8, 16, 32) for c in (1, 2, 4, 8, 16)),  # (R values per thread, C)
+            cluster_template="softmax_strided_cluster",
+            ops=(SOFTMAX, LOG_SOFTMAX),
+            layout=COLUMNS,
         ),
     )
 }

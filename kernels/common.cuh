@@ -22,6 +22,8 @@
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
 //   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
+// - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
+//   variants that split a row or a column over several blocks.
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -643,6 +645,46 @@ __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int 
 // 16-byte chunks spanned by a row of n elements starting `shift` elements past a chunk boundary.
 __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) {
     return static_cast<int>((n + shift + per_chunk - 1) / per_chunk);
+}
+
+// -- thread-block clusters -------------------------------------------------------
+//
+// Cluster primitives (sm_90: split_row and strided), written as the PTX they are:
+// a barrier across the cluster's blocks with release/acquire order on shared
+// memory, and a load of a variable's twin in another block's shared memory.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ MaxSum<float> cluster_load(const MaxSum<float>* local, unsigned rank) {
+    MaxSum<float> v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ double cluster_load(const double* local, unsigned rank) {
+    double v;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* local, unsigned rank) {
+    MaxSum<double> v;
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
 }
 
 // Softmax of one row in three passes over global memory (max, sum of

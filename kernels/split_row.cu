@@ -32,44 +32,6 @@
 // from a 16-byte boundary.
 #include "common.cuh"
 
-// Thread-block cluster primitives (sm_90), written as the PTX they are:
-// a barrier across the cluster's blocks with release/acquire order on shared
-// memory, and a load of a variable's twin in another block's shared memory.
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-                 : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
-    return remote;
-}
-
-__device__ __forceinline__ csm::MaxSum<float> cluster_load(const csm::MaxSum<float>* local, unsigned rank) {
-    csm::MaxSum<float> v;
-    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ double cluster_load(const double* local, unsigned rank) {
-    double v;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ csm::MaxSum<double> cluster_load(const csm::MaxSum<double>* local, unsigned rank) {
-    csm::MaxSum<double> v;
-    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
-
 // 16 bytes global -> shared without passing through registers (sm_80+; a
 // plain copy before); the thread that issued the copies waits for them with
 // cp_async_wait_all.
@@ -147,10 +109,10 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         State stats = csm::block_max_sum(State{m, s}, scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = stats;
-            cluster_sync();
+            csm::cluster_sync();
             // lane r of every warp fetches block r's pair; the warp merges them
             const int lane = threadIdx.x & 31;
-            stats = lane < C ? cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
+            stats = lane < C ? csm::cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
             stats = csm::warp_max_sum(stats);
         }
         held.finish(stats);
@@ -174,7 +136,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.
-        cluster_sync();
+        csm::cluster_sync();
     }
 }
 
@@ -226,14 +188,14 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
         A s = csm::block_reduce(held.partial(), csm::SumOp<A>(), scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = s;
-            cluster_sync();
+            csm::cluster_sync();
             const int lane = threadIdx.x & 31;  // lane r fetches block r's share, in rank order
-            s = csm::warp_reduce(lane < C ? cluster_load(&partial[parity], lane) : A(0), csm::SumOp<A>());
+            s = csm::warp_reduce(lane < C ? csm::cluster_load(&partial[parity], lane) : A(0), csm::SumOp<A>());
         }
         held.finish(s);
         csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first + t, b, end, held);
     }
-    if constexpr (C > 1) cluster_sync();  // shared memory outlives every read of it by the cluster
+    if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }
 
 template <typename T, typename Tout, bool LOG, int K>

@@ -41,6 +41,7 @@ def test_log_softmax_is_built_for_the_variants_that_compute_it():
     assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
     assert "softmax_split_row_cluster<float, float, true, 8, 16>" in names
     assert "softmax_two_pass<float, float, true, 4>" in names
+    assert "softmax_strided_cluster<__nv_bfloat16, float, true, 32, 16>" in names
     assert "softmax_online<double, double, true>" in names
     assert not any(name.startswith("softmax_naive") and "true" in name for name in names)
 

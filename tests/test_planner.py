@@ -345,3 +345,75 @@ def test_rows_past_int_indexing_go_to_online(h100):
         h100.plan("two_pass", 1, 2**31, F32, fake_facts)
     assert h100.plan("auto", 1, 2**31, F32, fake_facts).variant == "online"
     assert h100.plan("auto", 1, 2**31 - 32, F32, fake_facts).variant == "two_pass"
+
+
+# -- strided: softmax down the columns of an (outer, N, inner) view ---------------------------------------------
+
+# registers of the float32 strided kernels by (R, C > 1), as `cupysoftmax build --arch sm_90` reports them
+STRIDED_REGISTERS_SM90_F32 = {(8, False): 46, (8, True): 56, (16, False): 54, (16, True): 64, (32, False): 70,
+                              (32, True): 80}
+
+
+def strided_facts(name, knobs):
+    regs = STRIDED_REGISTERS_SM90_F32[knobs[0], knobs[1] > 1]
+    return KernelFacts(num_regs=regs, static_smem=0, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize(
+    "outer, n, inner, knobs, block, block_y, grid",
+    [(32, 19, 512 * 512, (32, 1), 256, 1, 32 * 1024),  # softmax(x, axis=1) of (32, 19, 512, 512): a column a thread
+     (1, 8192, 8192, (32, 16), 32, 16, 256 * 16),  # axis 0 of (8192, 8192): 80 registers allow 800 threads, so 16 x 32
+     (4, 2, 100, (8, 1), 128, 1, 4),  # tiny N: R = 8, no more columns than inner has (100 -> 128)
+     (3, 40, 1000, (32, 1), 128, 2, 3 * 8),  # two row-threads of 20 rows: R = 32 still (16 is too few)
+     (2, 100, 64, (32, 1), 64, 4, 2),  # four row-threads of 25 rows
+     (5, 12, 1000, (16, 1), 256, 1, 5 * 4),  # a column of 12: R = 16, one row-thread, 256 columns a block
+     (1, 896, 33, (32, 1), 32, 28, 2),  # one block at its 896-thread limit (70 registers)
+     (1, 897, 33, (32, 2), 32, 15, 2 * 2)],  # one row more: a cluster of two, 449 rows each over 15 row-threads
+    ids=["axis1_of_32x19x512x512", "axis0_of_8192x8192_cluster16", "tiny_n_narrow_inner", "n40_two_row_threads",
+         "n100_four_row_threads", "n12_r16", "one_block_full", "one_row_past_a_block_cluster2"],
+)
+def test_strided_holds_a_column_in_the_fewest_blocks(h100, outer, n, inner, knobs, block, block_y, grid):
+    launch = h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+    assert (launch.variant, launch.knobs, launch.block, launch.block_y, launch.grid) == (
+        "strided", knobs, block, block_y, grid)
+    c = knobs[1]
+    assert launch.block * launch.block_y <= max_threads(STRIDED_REGISTERS_SM90_F32[knobs[0], c > 1])
+    assert c * block_y * knobs[0] >= n  # the column fits
+    assert launch.smem == (2 * block * block_y + (2 * (2 + c) * block if c > 1 else 0)) * 4
+
+
+def test_strided_takes_float64_accumulators_in_shared_memory(h100):
+    launch = h100.plan_columns("strided", 2, 19, 4096, F64, strided_facts)
+    assert launch.smem == 2 * launch.block * launch.block_y * 8
+
+
+@pytest.mark.parametrize("outer, n, inner", [(1, 12801, 64), (8, 100_000, 32)], ids=["past_16x25x32", "vocab_column"])
+def test_strided_refuses_a_column_past_a_cluster_of_16(h100, outer, n, inner):
+    with pytest.raises(UnsuitableVariant, match=rf"a column of {n} float32 does not fit in a cluster of 16 blocks"):
+        h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+
+
+def test_strided_without_clusters_holds_a_column_in_one_block():
+    small = Planner(SMALL)
+    assert small.plan_columns("auto", 1, 896, 64, F32, strided_facts).knobs == (32, 1)
+    with pytest.raises(UnsuitableVariant, match="a column of 897 float32 does not fit in one block"):
+        small.plan_columns("auto", 1, 897, 64, F32, strided_facts)
+
+
+def test_strided_grid_stops_at_the_grid_limit(h100):
+    launch = h100.plan_columns("auto", 2**31, 4, 64, F32, strided_facts)  # 2^31 items of 64 columns: the kernel loops
+    assert launch.grid == 2**31 - 1 and launch.block == 64
+
+
+def test_strided_reads_columns_and_row_variants_read_rows(h100):
+    with pytest.raises(UnsuitableVariant, match=r"strided reads columns.*variants that can: naive"):
+        h100.plan("strided", 8, 1000, F32, fake_facts)
+    with pytest.raises(UnsuitableVariant, match="split_row reads rows; .* in place: strided"):
+        h100.plan_columns("split_row", 1, 100, 64, F32, fake_facts)
+    assert "strided" not in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER)  # auto over rows never picks it
+
+
+def test_strided_computes_both_forward_ops_only(h100):
+    assert h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.LOG_SOFTMAX).knobs == (32, 1)
+    with pytest.raises(UnsuitableVariant, match="strided computes softmax, log_softmax only"):
+        h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD)

@@ -122,7 +122,7 @@ def test_op_names_default_to_forward_and_reject_unknown_ones():
     assert suite.op_names("log_softmax, forward") == ["log_softmax", "forward"]
     assert suite.op_names("forward,backward") == ["forward", "backward"]
     with pytest.raises(ValueError, match="unknown op 'grad'; choose from: forward, log_softmax, backward, "
-                                         "log_softmax_backward"):
+                                         "log_softmax_backward, axis"):
         suite.op_names("forward,grad")
 
 
@@ -235,3 +235,31 @@ def test_the_script_runs_from_a_checkout_without_an_install(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 2
     assert "unknown provider 'tvm'" in done.stderr
+
+
+def test_axis_records_carry_the_array_and_its_axis():
+    shapes = suite.axis_shapes()
+    assert [(s["M"], s["N"], s["axis"]) for s in shapes] == [(32 * 512 * 512, 19, 1), (8192, 8192, 0)]
+    r = suite._record(shapes[0], "cupysoftmax", 1.0, True, op="axis")
+    assert r["op"] == "axis" and r["shape"] == [32, 19, 512, 512] and r["axis"] == 1
+    assert r["GBps"] == pytest.approx(2 * 32 * 19 * 512 * 512 * 4 / 1e-3 / 1e9)  # read x, write y
+    assert "axis" not in rec(4, 8, "float32", "torch", 1.0)
+
+
+@pytest.mark.parametrize("provider", ["triton", "liger"])
+def test_last_axis_peers_refuse_a_middle_axis(provider):
+    over = suite.Over(numpy.ones((2, 3, 4), numpy.float32), 1, 0)
+    with pytest.raises(suite.Unsupported, match="last axis only"):  # said before looking for torch
+        suite.PROVIDERS[provider](over, "softmax")
+
+
+def test_axis_report_has_its_own_section_naming_the_arrays():
+    pytest.importorskip("cupy")  # the header names CuPy's version
+    shapes = suite.axis_shapes()
+    records = [suite._record(s, p, ms, True, op="axis") for s in shapes for p, ms in (("copy", 1.0), ("cupysoftmax", 1.25))]
+    host = {"softmax_us": 15.0, "raw_kernel_us": 6.0, "ratio": 2.5, "alloc_and_launch_us": 13.0, "rounds": 5,
+            "repeat": 2000}
+    text = suite.report(records, None, host, "GPU", 50)
+    assert text.startswith("# softmax over a middle axis against the peers")
+    assert "32 × 19 × 512 × 512 float32 over axis 1; 8192 × 8192 float32 over axis 0" in text
+    assert "| 8388608 | 19 | float32 |" in text and "| 80% |" in text
