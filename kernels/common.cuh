@@ -353,6 +353,8 @@ template <typename A, typename T, bool LOG> struct Normalize {
     __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
     // What a masked-out position gets (Fused): 0, or log(0) = -inf.
     __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
+    // The row's (max, sum) was finite (finite_row), read off max and by.
+    __device__ __forceinline__ bool finite() const { return isfinite(max) && isfinite(by); }
 };
 template <typename T, bool LOG = false, typename A>
 __device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row, A scale = A(1)) {
@@ -551,36 +553,48 @@ template <typename A, typename T, int K, bool LOG> struct HeldGrad {
 // A row's mask bytes, or none (null).
 struct RowMask {
     const unsigned char* __restrict__ bytes;
-    // Bit k set where element k of chunk c (counted as in load_chunk) is kept;
-    // positions outside the row count as kept (they hold padding).
-    template <int V> __device__ __forceinline__ unsigned kept(int n, int shift, int c) const {
-        constexpr unsigned all = (1u << V) - 1;
-        if (bytes == nullptr) return all;
+    // The mask bytes of chunk c (counted as in load_chunk) as flags, 0xff
+    // where kept and 0 where masked out, byte k of the chunk in byte k of
+    // (x, y); positions outside the row count as kept (they hold padding).
+    // Chunks inside the row read the aligned words around their bytes (one
+    // to three 32-bit loads, shifted into place), edge chunks byte by byte.
+    template <int V> __device__ __forceinline__ uint2 kept_bytes(int n, int shift, int c) const {
         const int e0 = c * V - shift;
         const unsigned char* p = bytes + e0;
-        if (e0 >= 0 && e0 + V <= n && (reinterpret_cast<unsigned long long>(p) & (V - 1)) == 0) {
-            unsigned long long w;  // the chunk's V bytes in one load
-            if constexpr (V == 8) w = *reinterpret_cast<const unsigned long long*>(p);
-            else if constexpr (V == 4) w = *reinterpret_cast<const unsigned*>(p);
-            else w = *reinterpret_cast<const unsigned short*>(p);
-            unsigned bits = 0;
+        const int off = static_cast<int>(reinterpret_cast<unsigned long long>(p) & 3u);
+        unsigned lo = 0, hi = 0;
+        if (e0 - off >= 0 && e0 - off + (off + V + 3) / 4 * 4 <= n) {
+            const unsigned* w = reinterpret_cast<const unsigned*>(p - off);
+            const unsigned w0 = w[0], w1 = off + V > 4 ? w[1] : 0u;
+            lo = __funnelshift_r(w0, w1, 8 * off);
+            if constexpr (V == 8) hi = __funnelshift_r(w1, off ? w[2] : 0u, 8 * off);
+        } else {
 #pragma unroll
-            for (int k = 0; k < V; ++k) bits |= ((w >> (8 * k)) & 0xffu) != 0 ? 1u << k : 0u;
-            return bits;
+            for (int k = 0; k < V; ++k) {
+                const unsigned b = e0 + k >= 0 && e0 + k < n ? p[k] : 1u;
+                if (k < 4) lo |= b << (8 * k);
+                else hi |= b << (8 * (k - 4));
+            }
         }
-        unsigned bits = all;
-#pragma unroll
-        for (int k = 0; k < V; ++k)
-            if (e0 + k >= 0 && e0 + k < n && p[k] == 0) bits &= ~(1u << k);
-        return bits;
+        return make_uint2(__vcmpne4(lo, 0u), __vcmpne4(hi, 0u));
     }
-    // Masked-out values of chunk c become -inf.
+    // Masked-out values of chunk c become -inf: a select per 32-bit word of
+    // the packed chunk (a byte_perm spreads each flag over its value's bytes).
     template <typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
         if (bytes == nullptr) return;
-        const unsigned bits = kept<Vec<T>::size>(n, shift, c);
+        const uint2 flags = kept_bytes<Vec<T>::size>(n, shift, c);
+        const Vec<T> pad = padding_chunk<T>();
 #pragma unroll
-        for (int k = 0; k < Vec<T>::size; ++k)
-            if (!(bits >> k & 1u)) v.set(k, storage_neg_inf<T>());
+        for (int i = 0; i < 4; ++i) {
+            unsigned keep;
+            if constexpr (sizeof(T) == 4) keep = __byte_perm(flags.x, 0u, i * 0x1111u);
+            else if constexpr (sizeof(T) == 8) keep = __byte_perm(flags.x, 0u, (i / 2) * 0x1111u);
+            else {  // two values a word: flags 2i and 2i + 1
+                const unsigned j = (i % 2) * 2;
+                keep = __byte_perm(i < 2 ? flags.x : flags.y, 0u, j * 0x11u + (j + 1) * 0x1100u);
+            }
+            v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
+        }
     }
     // The same over chunks first, first + stride, ... before `end` (load_chunks' layout).
     template <typename T, int K>
@@ -592,28 +606,35 @@ struct RowMask {
     }
     // Once a thread has stored its chunks (`count` of them from `first` by
     // `stride`, before `end`; V elements each): its masked-out positions
-    // written again, with `fill`. The same thread's second store wins; it is
-    // a separate loop so that the stores' own code (and registers) stay those
-    // of the plain path: a select per element inside them took split_row's
-    // float32 K = 8 kernel from 56 to 104 registers (sm_90).
+    // written again with `fill`, where `spoiled` says the row's (max, sum) is
+    // not finite (every position masked out, or a kept NaN or infinity).
+    // Elsewhere a masked-out value, read as -inf, already came out 0 (or
+    // -inf). The same thread's second store wins. A separate loop, so that
+    // the stores' own code and registers stay the plain path's: a select per
+    // element inside them took split_row's float32 K = 8 kernel from 56 to 104
+    // registers (sm_90).
     template <int V, typename Tout>
     __device__ __forceinline__ void refill(Tout* __restrict__ row, int n, int shift, int first, int stride, int end,
-                                           int count, Tout fill) const {
-        if (bytes == nullptr) return;
+                                           int count, bool spoiled, Tout fill) const {
+        if (bytes == nullptr || !spoiled) return;
 #pragma unroll 1
         for (int j = 0; j < count; ++j) {
             const int c = first + j * stride;
             if (c >= end) break;
-            const unsigned bits = kept<V>(n, shift, c);
-            if (bits == (1u << V) - 1) continue;
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 const int e = c * V - shift + k;
-                if (!(bits >> k & 1u) && e >= 0 && e < n) row[e] = fill;
+                if (e >= 0 && e < n && bytes[e] == 0) row[e] = fill;
             }
         }
     }
 };
+
+// Whether a row's (max, sum) is finite: false for a row masked out
+// everywhere (max -inf) and for rows with a NaN or +inf (RowMask::refill).
+template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) {
+    return isfinite(row.m) && isfinite(row.s);
+}
 
 // The fused options as the forward row kernels take them (after the row
 // strides): scale (1 for plain softmax), mask (null for none; else row r of

@@ -132,7 +132,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                     [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, streaming);
         }
         const Tout fill = csm::from_acc<Tout>(prob.masked());
-        keep.refill<V>(yr, static_cast<int>(n), shift, first + t, b, end, K + smem_chunks, fill);
+        keep.refill<V>(yr, static_cast<int>(n), shift, first + t, b, end, K + smem_chunks, !csm::finite_row(stats), fill);
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.

@@ -49,11 +49,12 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         const A thread_max = csm::chunks_max<A>(v) * static_cast<A>(scale);
         csm::Held<A, Tin, K, LOG> held;
         const A thread_sum = held.start(v, thread_max, static_cast<A>(scale));
-        held.finish(csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum}));
+        const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
+        held.finish(stats);
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
                                held);
         keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), shift, lane_in_row, G, chunks, K,
-                                         csm::from_acc<Tout>(held.masked()));
+                                         !csm::finite_row(stats), csm::from_acc<Tout>(held.masked()));
     }
 }
 

@@ -125,14 +125,16 @@ def test_variants_without_options_refuse_and_the_next_call_works(rng, variant):
     reference.assert_close(cupy.asnumpy(out), reference.softmax(cupy.asnumpy(x), -1), numpy.float32)
 
 
-@pytest.mark.parametrize("where, error", [(numpy.ones((4, 500), bool), TypeError),
-                                          ("float_mask", TypeError), ("wrong_shape", ValueError)])
-def test_bad_masks_raise_before_any_launch(rng, where, error):
+BAD_MASKS = {"host_numpy_mask": (lambda: numpy.ones((4, 500), bool), TypeError),
+             "float_mask": (lambda: cupy.ones((4, 500), numpy.float32), TypeError),
+             "wrong_shape": (lambda: cupy.ones((3, 500), bool), ValueError)}
+
+
+@pytest.mark.parametrize("kind", BAD_MASKS)
+def test_bad_masks_raise_before_any_launch(rng, kind):
+    make, error = BAD_MASKS[kind]
+    where = make()
     x = draw(rng, (4, 500), numpy.float32)
-    if where == "float_mask":
-        where = cupy.ones((4, 500), numpy.float32)
-    elif where == "wrong_shape":
-        where = cupy.ones((3, 500), bool)
     out = poisoned((4, 500), numpy.float32)
     with pytest.raises(error):
         api.softmax(x, axis=-1, out=out, where=where)
