@@ -4,7 +4,7 @@ Every check on user input runs before anything touches the GPU, and raises an
 exception (TypeError for the kind of thing passed, ValueError for its value,
 numpy AxisError for axes). The hot path after the checks is dictionary
 look-ups: a launch is planned once per (device, variant, M, N, dtypes, op)
-and cached.
+(for a middle axis read in place: per (outer, N, inner)) and cached.
 """
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import operator
 
 import numpy
 
-from . import device, dtypes, loader
+from . import device, dtypes, fused, loader
 from . import variants as registry
+from .errors import UnsuitableVariant
 from .planner import Launch, Planner
 
 try:
@@ -99,6 +100,25 @@ def as_cupy(x):
 # -- layout ----------------------------------------------------------------------
 
 
+def _collapse(shape, strides):
+    """(size, stride) of consecutive axes merged into one, or None where they do not merge.
+
+    Axes of size 1 do not count (any stride); with none left the stride is 0.
+    Each other axis must step by the size times the stride of the next one.
+    """
+    size, stride, span = 1, 0, None
+    for length, step in zip(reversed(shape), reversed(strides)):
+        if length == 1:
+            continue
+        if span is None:
+            stride = step
+        elif step != span:
+            return None
+        span = step * length
+        size *= length
+    return size, stride
+
+
 def rows_view(a, axes):
     """`a` as an (M, N) view whose rows run over `axes` with unit inner stride, or None.
 
@@ -108,30 +128,42 @@ def rows_view(a, axes):
     """
     import cupy
 
-    ndim, itemsize = a.ndim, a.itemsize
-    k = len(axes)
-    n = int(numpy.prod(a.shape[ndim - k:], dtype=numpy.int64))
-    m = a.size // n if n else 0
-    expected = itemsize
-    for size, stride in zip(reversed(a.shape[ndim - k:]), reversed(a.strides[ndim - k:])):
-        if size != 1 and stride != expected:
-            return None
-        expected *= size
-    row_stride = None
-    span = None  # the stride the next-outer axis must have
-    for size, stride in zip(reversed(a.shape[: ndim - k]), reversed(a.strides[: ndim - k])):
-        if size == 1:
-            continue
-        if row_stride is None:
-            row_stride = stride
-        elif stride != span:
-            return None
-        span = stride * size
-    if row_stride is None:
+    k, itemsize = len(axes), a.itemsize
+    inner = _collapse(a.shape[a.ndim - k:], a.strides[a.ndim - k:])
+    outer = _collapse(a.shape[: a.ndim - k], a.strides[: a.ndim - k])
+    if inner is None or outer is None or (inner[0] > 1 and inner[1] != itemsize):
+        return None
+    (n, _), (m, row_stride) = inner, outer
+    if m == 1:
         row_stride = n * itemsize
     if row_stride % itemsize:
         return None
     return cupy.ndarray((m, n), a.dtype, memptr=a.data, strides=(row_stride, itemsize))
+
+
+def columns_view(shape, strides, itemsize: int, axes):
+    """(outer, N, inner, outer stride, axis stride) of an array viewed as (outer, N, inner), or None.
+
+    Pure (shape, strides in bytes, itemsize): strides come back in elements.
+    `axes` (sorted) must be one run of adjacent axes with axes after it; those
+    must collapse to one axis of unit stride and more than one element (inner),
+    the run to one stride (N's) and the axes before it to one (outer's), either
+    of them negative or stepped: x[::-1], x[:, ::2] and x[:, 1:] qualify. An
+    inner axis stepped, reversed or transposed does not (None: the caller
+    copies), nor are axes that are the trailing ones (rows: rows_view).
+    """
+    if not axes or axes[-1] == len(shape) - 1:  # a 0-d array's (), or trailing axes
+        return None
+    first, last = axes[0], axes[-1]
+    if last - first + 1 != len(axes):
+        return None
+    parts = [_collapse(shape[a:b], strides[a:b]) for a, b in ((0, first), (first, last + 1), (last + 1, len(shape)))]
+    if None in parts:
+        return None
+    (outer, outer_stride), (n, axis_stride), (inner, inner_stride) = parts
+    if inner == 1 or inner_stride != itemsize or outer_stride % itemsize or axis_stride % itemsize:
+        return None
+    return outer, n, inner, outer_stride // itemsize, axis_stride // itemsize
 
 
 def rows_aligned(a2) -> bool:
@@ -154,56 +186,88 @@ def planner(device_id: int) -> Planner:
 
 
 def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True,
-         op: str = registry.SOFTMAX) -> tuple[object, Launch]:
-    """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve."""
-    key = (device_id, variant, m, n, pair, aligned, op)
+         op: str = registry.SOFTMAX, with_options: bool = False) -> tuple[object, Launch]:
+    """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve.
+
+    with_options: the call passes scale= or where= (a variant that takes them, see fused.py).
+    """
+    key = (device_id, variant, m, n, pair, aligned, op, with_options)
     hit = _launches.get(key)
     if hit is not None:
         return hit
-
-    def facts(name, knobs):
-        return loader.facts_of(loader.function(name, pair, knobs, device_id, op))
-
     p = planner(device_id)
-    launch = p.plan(variant, m, n, pair, facts, aligned, op)
-    kernel = loader.function(launch.variant, pair, launch.knobs, device_id, op)
-    if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
-        kernel.max_dynamic_shared_size_bytes = launch.smem
+    launch = p.plan(variant, m, n, pair, _facts(device_id, pair, op), aligned, op, with_options)
+    kernel = _loaded(p, launch, device_id, pair, op)
     if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
         from cupy.cuda import driver
 
         per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, launch.block, launch.smem)
         launch = dataclasses.replace(launch, grid=min(launch.grid, per_sm * p.device.sms))
+    return _remember(key, (kernel, launch))
+
+
+def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, pair,
+                 op: str = registry.SOFTMAX) -> tuple[object, Launch]:
+    """(kernel, launch) for softmax down the columns of an (outer, N, inner) view, planned once and cached."""
+    key = ("columns", device_id, variant, outer, n, inner, pair, op)
+    hit = _launches.get(key)
+    if hit is not None:
+        return hit
+    p = planner(device_id)
+    launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op)
+    return _remember(key, (_loaded(p, launch, device_id, pair, op), launch))
+
+
+def _facts(device_id: int, pair, op: str):
+    def facts(name, knobs):
+        return loader.facts_of(loader.function(name, pair, knobs, device_id, op))
+
+    return facts
+
+
+def _loaded(p: Planner, launch: Launch, device_id: int, pair, op: str):
+    """The launch's kernel, its dynamic shared memory limit raised where the launch needs more than the default."""
+    kernel = loader.function(launch.variant, pair, launch.knobs, device_id, op)
+    if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = launch.smem
+    return kernel
+
+
+def _remember(key, hit):
     if len(_launches) >= _MAX_CACHED_LAUNCHES:
         _launches.clear()
-    hit = _launches[key] = (kernel, launch)
+    _launches[key] = hit
     return hit
 
 
-def row_args(launch: Launch, x2, y2) -> tuple:
-    """The kernel arguments after the two pointers: rows, n, both row strides, the launch's own.
+def row_args(launch: Launch, x2, y2, options: tuple = fused.PLAIN) -> tuple:
+    """The kernel arguments after the two pointers: rows, n, both row strides, the fused options
+    (variants that take them: fused.kernel_args), the launch's own.
 
-    The four `long long` go as Python ints, which CuPy passes as 64-bit
+    The `long long` go as Python ints, which CuPy passes as 64-bit
     integers and converts faster than NumPy scalars (H100 host, 2026-11-22:
     a six-argument launch 8.4 us against 9.4 us).
     """
-    return (x2.shape[0], x2.shape[1], x2.strides[0] // x2.itemsize, y2.strides[0] // y2.itemsize, *launch.args)
+    shape = (x2.shape[0], x2.shape[1], x2.strides[0] // x2.itemsize, y2.strides[0] // y2.itemsize)
+    if registry.VARIANTS[launch.variant].fused:
+        return (*shape, *options, *launch.args)
+    return (*shape, *launch.args)
 
 
-def launch_rows(kernel, launch: Launch, x2, y2) -> None:
+def launch_rows(kernel, launch: Launch, x2, y2, options: tuple = fused.PLAIN) -> None:
     """Run one planned launch over (M, N) row views on the current stream."""
-    run(kernel, launch, x2, y2, row_args(launch, x2, y2))
+    run(kernel, launch, (x2, y2, *row_args(launch, x2, y2, options)))
 
 
-def run(kernel, launch: Launch, x, y, tail: tuple) -> None:
-    """Launch `kernel` on (x, y, *tail); one with a workspace gets it zeroed after tail, cooperatively."""
+def run(kernel, launch: Launch, args: tuple) -> None:
+    """Launch `kernel` on args; one with a workspace gets it zeroed after them, cooperatively."""
     if not launch.workspace:
-        kernel((launch.grid,), (launch.block,), (x, y, *tail), shared_mem=launch.smem)
+        kernel((launch.grid,), (launch.block, launch.block_y), args, shared_mem=launch.smem)
         return
     import cupy
 
     workspace = cupy.zeros(launch.workspace, numpy.uint8)
-    kernel.kernel((launch.grid,), (launch.block,), (x, y, *tail, workspace), shared_mem=launch.smem,
+    kernel.kernel((launch.grid,), (launch.block,), (*args, workspace), shared_mem=launch.smem,
                   enable_cooperative_groups=True)
 
 
@@ -225,7 +289,7 @@ _ndarray = None  # cupy.ndarray, once cupy has been imported
 _current_device = None  # cupy.cuda.runtime.getDevice, likewise
 
 
-def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO, scale=1.0, where=None):
     """softmax(x) = exp(x - max) / sum(exp(x - max)) over `axis`, on the GPU.
 
     Same signature as scipy.special.softmax (and cupyx.scipy.special.softmax),
@@ -236,17 +300,27 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO)
     - dtype: the output dtype (e.g. float32 for a float16 input); the kernels
       accumulate in float32 (float64 for float64).
     - variant: "auto" or a name from `cupysoftmax list`.
+    - scale: softmax(scale * x), a float > 0 (the inverse of a temperature),
+      folded into the kernel: no pass over x more.
+    - where: a boolean CUDA array broadcastable to x (JAX's where=): positions
+      where it is False come out 0 and take no part in the max or the sum; a
+      row masked out everywhere comes out all 0. A mask broadcast over leading
+      axes is read in place; otherwise one contiguous copy of it is made.
+      scale= and where= are taken by warp_rows, split_row and two_pass
+      (`cupysoftmax list`); others raise UnsuitableVariant.
 
     x is a CuPy array or any CUDA array with __cuda_array_interface__ or
     __dlpack__ (a torch CUDA tensor, say), viewed without a copy; the result is
     a CuPy array. A row holding NaN or +inf, or only -inf, comes out NaN.
-    Softmax over axes that are not the trailing ones, or over a layout whose
-    rows do not have one stride, goes through one contiguous copy.
+    Softmax over a middle axis (or a run of adjacent axes) whose following
+    axes collapse to one of unit stride is read in place by `strided` where
+    auto or strided is asked for and a column fits on chip; other axes, and
+    layouts whose rows do not have one stride, go through one contiguous copy.
     """
-    return _forward(registry.SOFTMAX, x, axis, out, dtype, variant)
+    return _forward(registry.SOFTMAX, x, axis, out, dtype, variant, scale, where)
 
 
-def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO):
+def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO, scale=1.0, where=None):
     """log_softmax(x) = x - max - log(sum(exp(x - max))) over `axis`, on the GPU.
 
     The arguments and rules of `softmax` (scipy.special.log_softmax has the
@@ -256,17 +330,20 @@ def log_softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.A
     x itself, not as the log of softmax, so it stays finite and exact where
     exp(x - max) underflows. `variant`: "auto" or one of the variants that
     compute log_softmax (`cupysoftmax list`); the classic ones compute softmax
-    only and raise UnsuitableVariant.
+    only and raise UnsuitableVariant. scale= as in softmax (log_softmax(scale
+    * x)); where= as in softmax, masked-out positions coming out -inf.
     """
-    return _forward(registry.LOG_SOFTMAX, x, axis, out, dtype, variant)
+    return _forward(registry.LOG_SOFTMAX, x, axis, out, dtype, variant, scale, where)
 
 
 FUNCTIONS = {registry.SOFTMAX: softmax, registry.LOG_SOFTMAX: log_softmax}
 
 
-def _forward(op, x, axis, out, dtype, variant):
+def _forward(op, x, axis, out, dtype, variant, scale, where):
     """softmax or log_softmax: the remembered launch when there is one, else the full path."""
     key = None
+    if not fused.is_plain(scale, where):
+        return _full(op, x, axis, out, dtype, variant, None, scale, where)
     if type(x) is _ndarray and dtype is None and (axis is None or type(axis) is int) and (
             out is None or type(out) is _ndarray):
         device_id = x.data.device_id
@@ -279,10 +356,10 @@ def _forward(op, x, axis, out, dtype, variant):
             if out is None:
                 out = _ndarray(x.shape, out_dtype)
             elif _overlap(x.data.ptr, out.data.ptr, spans):
-                return _full(op, x, axis, out, dtype, variant, None)
+                return _full(op, x, axis, out, dtype, variant, None, scale, where)
             function(grid, block, (x, out, *tail), shared_mem=smem)
             return out
-    return _full(op, x, axis, out, dtype, variant, key)
+    return _full(op, x, axis, out, dtype, variant, key, scale, where)
 
 
 def _span(a) -> tuple[int, int]:
@@ -298,8 +375,8 @@ def _overlap(x_ptr: int, y_ptr: int, spans) -> bool:
     return x_ptr + x_lo < y_ptr + y_hi and y_ptr + y_lo < x_ptr + x_hi
 
 
-def _full(op, x, axis, out, dtype, variant, key):
-    """Validate, lay out as rows, plan (cached), launch; remember the call under `key` where it went direct."""
+def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
+    """Validate, lay out (columns in place, or rows), plan (cached), launch; remember the call under `key` where it went direct."""
     global _ndarray, _current_device
     import cupy
 
@@ -311,6 +388,11 @@ def _full(op, x, axis, out, dtype, variant, key):
     device_id = x.device.id
     if out is not None:
         check_out(out, x.shape, out_dtype, device_id)
+    scale = fused.check_scale(scale)
+    if where is not None:
+        where = as_cupy(where)
+        fused.check_where(where, x.shape, device_id)
+    with_options = where is not None or scale != 1.0
 
     pair = (in_dtype, out_dtype)
     if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
@@ -319,29 +401,102 @@ def _full(op, x, axis, out, dtype, variant, key):
     result = out if out is not None else cupy.empty(x.shape, out_dtype)
     if x.size == 0:
         return result
+    with x.device:
+        # the strided kernel takes no scale= or where=: with them, a middle axis goes as rows (through a copy)
+        columns = None if with_options else _columns(op, x, axes, pair, variant, device_id)
+        if columns is None:
+            call = _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale, where)
+        else:
+            call = _launch_columns(x, axes, result, out, *columns)
+    if key is not None and call is not None:
+        if len(_calls) >= _MAX_CACHED_LAUNCHES:
+            _calls.clear()
+        kernel, launch, tail = call
+        spans = (_span(x), _span(result))
+        # kernel.kernel: the Function loaded on x's device, which was current for the launch
+        _calls[key] = (kernel.kernel, (launch.grid,), (launch.block, launch.block_y), launch.smem, out_dtype, tail,
+                       spans)
+    return result
+
+
+def _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale=1.0, where=None):
+    """Softmax over `axes` as (M, N) rows, through a transposed copy where x's layout has none.
+
+    scale and where: the fused options (checked), where as a CuPy array or None.
+
+    Returns (kernel, launch, arguments after x and y) where the call read x and
+    wrote `result` in place (the remembered call's path), else None.
+    """
+    import cupy
 
     trailing = tuple(range(x.ndim - len(axes), x.ndim))
     xs = cupy.moveaxis(x, axes, trailing)
     ys = cupy.moveaxis(result, axes, trailing)
     n = int(numpy.prod([x.shape[a] for a in axes], dtype=numpy.int64))
     m = x.size // n
-    with x.device:
-        x2 = rows_view(xs, trailing)
-        viewed = x2 is not None
-        if not viewed:
-            x2 = cupy.ascontiguousarray(xs).reshape(m, n)
-        kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op)
-        y2 = rows_view(ys, trailing)
-        direct = y2 is not None and (out is None or not cupy.may_share_memory(out, x))
-        if not direct:
-            y2 = cupy.empty((m, n), out_dtype)
-        launch_rows(kernel, launch, x2, y2)
-        function = kernel.kernel  # loaded on x's device, which is current here
-        if not direct:
-            ys[...] = y2.reshape(ys.shape)
-    if key is not None and viewed and direct and not launch.workspace:
-        if len(_calls) >= _MAX_CACHED_LAUNCHES:
-            _calls.clear()
-        spans = (_span(x), _span(result))
-        _calls[key] = (function, (launch.grid,), (launch.block,), launch.smem, out_dtype, row_args(launch, x2, y2), spans)
-    return result
+    x2 = rows_view(xs, trailing)
+    viewed = x2 is not None
+    if not viewed:
+        x2 = cupy.ascontiguousarray(xs).reshape(m, n)
+    kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op, where is not None or scale != 1.0)
+    mask = None if where is None else fused.mask_rows(where, x.shape, axes, m, n, rows_view)
+    y2 = rows_view(ys, trailing)
+    direct = y2 is not None and (out is None or not any(
+        cupy.may_share_memory(out, a) for a in (x, where) if a is not None))
+    if not direct:
+        y2 = cupy.empty((m, n), result.dtype)
+    launch_rows(kernel, launch, x2, y2, fused.kernel_args(scale, mask))
+    if not direct:
+        ys[...] = y2.reshape(ys.shape)
+    return (kernel, launch, row_args(launch, x2, y2)) if viewed and direct and not launch.workspace else None
+
+
+def _columns(op, x, axes, pair, variant, device_id):
+    """(kernel, launch, x's column view) where a variant reading columns serves, else None (the rows path).
+
+    auto takes it where x views as (outer, N, inner) and the planner can hold
+    a column; a row variant never does (a middle axis goes through a copy for
+    it); strided named for a middle axis it cannot serve raises
+    UnsuitableVariant, before any launch (for trailing axes the rows path's
+    planner says so).
+    """
+    if variant != registry.AUTO and registry.get(variant).layout != registry.COLUMNS:
+        return None
+    view = columns_view(x.shape, x.strides, x.itemsize, axes)
+    if view is None:
+        if variant == registry.AUTO or not axes or axes[-1] == x.ndim - 1:
+            return None
+        raise UnsuitableVariant(
+            f"{variant} reads x in place as (outer, N, inner): the softmax axes one run, the axes after them "
+            f"collapsing to one of unit stride and more than one element; x of shape {x.shape} and strides "
+            f"{x.strides} over axes {axes} is no such view (variant auto copies it for a row variant)")
+    try:
+        kernel, launch = plan_columns(device_id, variant, *view[:3], pair, op)
+    except UnsuitableVariant:
+        if variant == registry.AUTO:
+            return None
+        raise
+    return kernel, launch, view
+
+
+def _launch_columns(x, axes, result, out, kernel, launch, view):
+    """Softmax down the columns of x's (outer, N, inner) view, read in place.
+
+    `result` is written in place where it views the same way and does not
+    overlap x, or overlaps it exactly (same data, same strides: each thread
+    writes only what it read); otherwise through a contiguous temporary.
+    Returns (kernel, launch, arguments after x and y) where it wrote result in place, else None.
+    """
+    import cupy
+
+    y_view = columns_view(result.shape, result.strides, result.itemsize, axes)
+    exact = y_view == view and result.data.ptr == x.data.ptr and result.dtype == x.dtype
+    direct = y_view is not None and (out is None or exact or not cupy.may_share_memory(out, x))
+    y = result if direct else cupy.empty(x.shape, result.dtype)
+    if not direct:
+        y_view = columns_view(y.shape, y.strides, y.itemsize, axes)
+    tail = (*view, *y_view[3:])
+    run(kernel, launch, (x, y, *tail))
+    if not direct:
+        result[...] = y
+    return (kernel, launch, tail) if direct else None

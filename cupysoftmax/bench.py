@@ -210,21 +210,42 @@ def _check_rows(m: int) -> numpy.ndarray:
     return numpy.unique(numpy.concatenate([[0, m - 1], numpy.random.default_rng().choice(m, 62, replace=False)]))
 
 
+def moved_bytes(m: int, n: int, dtype, op: str = registry.SOFTMAX) -> int:
+    """The bytes an op must move: read x, write y; the gradients read y and dy and write dx."""
+    return (3 if op in registry.BACKWARD else 2) * m * n * numpy.dtype(dtype).itemsize
+
+
 def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op: str = registry.SOFTMAX):
     """Check, then time, each variant on an (m, n) softmax (or `op`) over the last axis.
 
     Returns (copy_us, rows). The output is poisoned with NaN before the checked
-    call, so an element no thread wrote shows as an error.
+    call, so an element no thread wrote shows as an error. A gradient op runs
+    on y = softmax (or log_softmax) of the input, computed by `auto`, and a
+    fresh dy; its copy baseline moves the same 3 M N bytes.
     """
     import cupy
+
+    from . import gradients
 
     dtype = dtypes.parse(dtype)
     x = random_input(m, n, dtype)
     rows_checked = cupy.asarray(_check_rows(m))
-    expected = reference.REFERENCES[op](cupy.asnumpy(x[rows_checked]), axis=-1)
-    function = api.FUNCTIONS[op]
-    nbytes = 2 * m * n * dtype.itemsize
-    copy_ms = median_ms(copy_call(m * n * dtype.itemsize), repeat=repeat)
+    scale = None
+    if op in registry.BACKWARD:
+        forward = registry.LOG_SOFTMAX if op == registry.LOG_SOFTMAX_BACKWARD else registry.SOFTMAX
+        y_in, dy = api.FUNCTIONS[forward](x, axis=-1), random_input(m, n, dtype)
+        y_rows, dy_rows = cupy.asnumpy(y_in[rows_checked]), cupy.asnumpy(dy[rows_checked])
+        expected = reference.GRADIENTS[op](y_rows, dy_rows)
+        scale = reference.gradient_scale(y_rows, dy_rows, op)
+        gradient = gradients.GRADIENTS[op]
+
+        def function(a, axis, out, variant):
+            return gradient(y_in, dy, axis=axis, out=out, variant=variant)
+    else:
+        expected = reference.REFERENCES[op](cupy.asnumpy(x[rows_checked]), axis=-1)
+        function = api.FUNCTIONS[op]
+    nbytes = moved_bytes(m, n, dtype, op)
+    copy_ms = median_ms(copy_call(nbytes // 2), repeat=repeat)
     out = []
     for name in variants:
         row = Row(variant=name)
@@ -241,7 +262,7 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op:
         y = cupy.full((m, n), numpy.nan, dtype)
         function(x, axis=-1, out=y, variant=name)
         unwritten = int(cupy.count_nonzero(cupy.isnan(y)))
-        row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype, op)
+        row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype, op, scale)
         row.ok = unwritten == 0 and row.max_err <= 1.0
         if unwritten:
             row.note = f"{unwritten} elements not written"
@@ -254,7 +275,7 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op:
 
 def as_records(m, n, dtype, copy_us, rows, op: str = registry.SOFTMAX) -> list[dict]:
     """JSON-ready records: the copy baseline first, then one per variant."""
-    nbytes = 2 * m * n * numpy.dtype(dtypes.parse(dtype)).itemsize
+    nbytes = moved_bytes(m, n, dtypes.parse(dtype), op)
     record_op = next(name for name, function in registry.RECORD_OPS.items() if function == op)
     base = {"M": m, "N": n, "dtype": dtypes.name(dtypes.parse(dtype)), "op": record_op}
     records = [{**base, "variant": "copy", "median_us": copy_us, "GBps": nbytes / copy_us / 1e3, "ok": True}]

@@ -55,7 +55,7 @@ def main():
               help="auto (default), all, or a variant name; repeat or comma-separate for several.")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per variant")
 @click.option("--op", default=registry.SOFTMAX, show_default=True,
-              type=click.Choice([registry.SOFTMAX, registry.LOG_SOFTMAX]))
+              type=click.Choice([registry.SOFTMAX, registry.LOG_SOFTMAX, *registry.BACKWARD]))
 @click.option("--json", "as_json", is_flag=True, help="print JSON records instead of a table")
 def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
     """Check each variant against the float64 reference, then time it on an M x N softmax (last axis)."""
@@ -70,7 +70,7 @@ def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
         click.echo(json.dumps(bench.as_records(m, n, dtype, copy_us, rows, op), indent=1))
     else:
         facts = device.facts(cupy.cuda.Device().id)
-        nbytes = 2 * m * n * dtypes.parse(dtype).itemsize
+        nbytes = bench.moved_bytes(m, n, dtypes.parse(dtype), op)
         click.echo(f"{facts.name}: {op} over the last axis of {m} x {n} {dtype}, "
                    f"{nbytes / 1e6:.1f} MB moved; copy of the same bytes {copy_us:.1f} us "
                    f"({nbytes / copy_us / 1e3:.0f} GB/s)")
@@ -95,7 +95,9 @@ def time_cmd(m, n, dtype, variant_opts, repeat, op, as_json):
 @click.option("--out", "out_dir", default="docs/perf", show_default=True, type=click.Path(file_okay=False),
               help="folder for suite-<gpu>.json/.md/.png and sweep-<gpu>.json")
 @click.option("--providers", default=None, help="comma-separated subset of the providers (default: all)")
-@click.option("--ops", default=None, help="comma-separated: forward (softmax, the default), log_softmax")
+@click.option("--ops", default=None,
+              help="comma-separated: forward (softmax, the default), log_softmax, backward (softmax's gradient), "
+                   "log_softmax_backward, axis (softmax over a middle axis: suite.AXIS_SHAPES, not the suite's)")
 @click.option("--repeat", default=50, show_default=True, type=click.IntRange(min=1), help="timed calls per provider")
 @click.option("--no-sweep", is_flag=True, help="skip the N sweep of cupysoftmax at M = 4096")
 @click.option("--no-plot", is_flag=True, help="skip the PNG")
@@ -128,8 +130,9 @@ def list_cmd():
 
 def variant_table() -> str:
     """The variant table as markdown, from the registry (README's table is checked against it)."""
-    lines = ["| variant | idea | reads of x | computes | from |", "|---|---|---:|---|---|"]
-    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {', '.join(v.ops)} | {v.seed} |" for v in registry.VARIANTS.values()]
+    lines = ["| variant | idea | reads of x | computes | scale=, where= | from |", "|---|---|---:|---|---|---|"]
+    lines += [f"| `{v.name}` | {v.idea} | {v.reads} | {', '.join(v.ops)} | {'yes' if v.fused else 'no'} | {v.seed} |"
+              for v in registry.VARIANTS.values()]
     return "\n".join(lines)
 
 

@@ -122,6 +122,30 @@ AUTO_FIRST = (
     (INF, "split_row"),
 )
 AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
+# auto over a middle axis: the variant that reads the (outer, N, inner) view in
+# place; where it cannot (a column past a cluster, an inner axis without unit
+# stride) the axis goes through a transposed copy to the row variants.
+COLUMN_VARIANT = "strided"
+
+# strided (softmax over a middle axis, x viewed as (outer, N, inner)): a
+# block is TX columns by TY row-threads, each holding up to R rows of its
+# column in registers, and a cluster of C blocks splits a column. Not yet
+# measured on a GPU; the choices follow split_row's measurements:
+# - C: the fewest blocks that hold a column (clusters cost their syncs and a
+#   costlier launch; split_row's many-rows rule, SPLIT_ROWS_PER_SM).
+# - TY: the fewest row-threads that hold a block's share at R <=
+#   STRIDED_MOST_ROWS each (the largest R compiled), then R: the smallest
+#   compiled R that holds the share over those TY (registers).
+# - TX, by TY (STRIDED_COLUMNS): 32 columns (a warp reads 32 adjacent
+#   elements of a row), more where TY is small so that a block has about 256
+#   threads (the row kernels' short-row blocks); never more columns than
+#   inner has (rounded up to a warp), nor than the kernel's registers allow.
+STRIDED_COLUMNS = (
+    (1, 256),
+    (2, 128),
+    (4, 64),
+    (INF, 32),
+)
 
 # warp_rows, split_row and two_pass index elements within a row with int
 # (e0 = chunk * V - shift, then e0 + V): rows up to 2^31 - 32 elements.
@@ -156,10 +180,11 @@ class Launch:
     variant: str
     knobs: tuple
     grid: int
-    block: int
+    block: int  # blockDim.x
     smem: int  # dynamic shared memory bytes
-    args: tuple = ()  # kernel arguments after (x, y, rows, n, x_row_stride, y_row_stride)
+    args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
     workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
+    block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -196,42 +221,84 @@ class Planner:
             "rows_in_warp": self._rows_in_warp,
             "row_over_cluster": self._row_over_cluster,
             "row_in_two_passes": self._row_in_two_passes,
+            "columns_in_registers": self._columns_in_registers,
         }
 
     # -- public -------------------------------------------------------------
 
     def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True,
-             op: str = registry.SOFTMAX) -> Launch:
+             op: str = registry.SOFTMAX, fused: bool = False) -> Launch:
         """The launch for `variant` (or "auto") computing `op`, or UnsuitableVariant saying why and which can.
 
         `aligned`: every row of x starts on a 16-byte boundary (then a row of N
         elements spans N / V 16-byte chunks rather than up to one more).
         `facts` answers for the kernels that compute `op`. Every variant auto
         picks computes every op, so the op only narrows a variant asked by name.
+        `fused`: the call passes scale= or where=, which only variants with
+        `fused` in the registry take.
         """
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts, aligned)
+            return self.pick(m, n, pair, facts, aligned, op, fused)
+        v = self._computing(variant, op)
+        if fused and not v.fused:
+            able = [name for name, other in registry.VARIANTS.items() if other.fused and op in other.ops]
+            raise UnsuitableVariant(
+                f"{variant} takes no scale= or where=; variants that do: {', '.join(able)}")
+        try:
+            if v.layout != registry.ROWS:
+                raise UnsuitableVariant(
+                    f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
+                    f"not rows of {n} elements over the last axes")
+            return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+        except UnsuitableVariant as exc:
+            able = [name for name, other in registry.VARIANTS.items()
+                    if name != variant and op in other.ops and (other.fused or not fused)
+                    and self._serves(name, m, n, pair, facts, aligned, op)]
+            raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
+
+    def plan_columns(self, variant: str, outer: int, n: int, inner: int, pair, facts: FactsFn,
+                     op: str = registry.SOFTMAX) -> Launch:
+        """The launch for softmax (or `op`) down the columns of an (outer, N, inner) view, or UnsuitableVariant.
+
+        `variant`: "auto" or a variant that reads columns (strided); the row
+        variants serve such an axis through a transposed copy (api), not here.
+        """
+        name = COLUMN_VARIANT if variant == registry.AUTO else variant
+        v = self._computing(name, op)
+        if v.layout != registry.COLUMNS:
+            raise UnsuitableVariant(f"{name} reads rows; the variants that read an (outer, N, inner) view in place: "
+                                    f"{', '.join(n for n, o in registry.VARIANTS.items() if o.layout == registry.COLUMNS)}")
+        return self.rules[v.launch](v, outer, n, inner, pair, facts, op)
+
+    def _computing(self, variant: str, op: str) -> registry.Variant:
+        """The variant called `variant`; UnsuitableVariant naming those that compute `op` when it does not."""
         v = registry.get(variant)
         if op not in v.ops:
             able = [name for name, other in registry.VARIANTS.items() if op in other.ops]
             raise UnsuitableVariant(
                 f"{variant} computes {', '.join(v.ops)} only; variants with {op}: {', '.join(able)}")
-        try:
-            return self.rules[v.launch](v, m, n, pair, facts, aligned)
-        except UnsuitableVariant as exc:
-            able = [name for name, other in registry.VARIANTS.items()
-                    if name != variant and op in other.ops and self._serves(name, m, n, pair, facts, aligned)]
-            raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
+        return v
 
-    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True) -> Launch:
-        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves."""
+    def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
+             fused: bool = False) -> Launch:
+        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
+
+        online serves every forward shape without fused options; other calls
+        raise UnsuitableVariant for rows that no variant taking them serves.
+        """
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
-            try:
-                return self.rules[v.launch](v, m, n, pair, facts, aligned)
-            except UnsuitableVariant:
+            if op not in v.ops or (fused and not v.fused):
                 continue
+            try:
+                return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+            except UnsuitableVariant as exc:
+                reasons.append(str(exc))
+        if op in registry.BACKWARD or fused:
+            what = f"{op} with scale= or where=" if fused else op
+            raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
@@ -247,10 +314,12 @@ class Planner:
 
     # -- rules --------------------------------------------------------------
 
-    def _serves(self, name, m, n, pair, facts, aligned) -> bool:
+    def _serves(self, name, m, n, pair, facts, aligned, op) -> bool:
         v = registry.VARIANTS[name]
+        if v.layout != registry.ROWS:
+            return False
         try:
-            self.rules[v.launch](v, m, n, pair, facts, aligned)
+            self.rules[v.launch](v, m, n, pair, facts, aligned, op)
             return True
         except UnsuitableVariant:
             return False
@@ -262,23 +331,23 @@ class Planner:
                 f"{kernel.max_threads} ({kernel.num_regs} registers per thread)"
             )
 
-    def _thread_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _thread_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = NAIVE_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads), MAX_GRID), threads, 0)
 
-    def _warp_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _warp_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = WARP_THREADS
         self._fit_threads(v, threads, facts(v.name, ()))
         return Launch(v.name, (), min(_ceil_div(m, threads // 32), MAX_GRID), threads, 0)
 
-    def _block_per_row(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _block_per_row(self, v, m, n, pair, facts, aligned, op) -> Launch:
         threads = lookup(BLOCK_THREADS, n)
         self._fit_threads(v, threads, facts(v.name, ()))
         smem = threads * dtypes.accumulator(pair).itemsize if v.launch == "block_per_row_tree" else 0
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_smem(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_smem(self, v, m, n, pair, facts, aligned, op) -> Launch:
         kernel = facts(v.name, ())
         itemsize = pair[0].itemsize
         smem = (n + 16 // itemsize) * itemsize
@@ -292,7 +361,7 @@ class Planner:
         self._fit_threads(v, threads, kernel)
         return Launch(v.name, (), min(m, MAX_GRID), threads, smem)
 
-    def _row_in_registers(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_registers(self, v, m, n, pair, facts, aligned, op) -> Launch:
         padded = 1 << max(n - 1, 0).bit_length()  # n rounded up to a power of two
         threads = min(lookup(REGISTER_THREADS, padded), max(padded, 32))
         items = max(padded // threads, 1)
@@ -316,7 +385,7 @@ class Planner:
         per_chunk = 16 // pair[0].itemsize
         return _ceil_div(n + (0 if aligned else per_chunk - 1), per_chunk)
 
-    def _rows_in_warp(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _rows_in_warp(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         lanes = min(32, 1 << max(_ceil_div(chunks, lookup(WARP_ROWS_ITEMS, chunks)) - 1, 0).bit_length())
         fitting = sorted(k for k in v.knobs if k[0] == lanes and k[0] * k[1] >= chunks)
@@ -333,17 +402,26 @@ class Planner:
         resident = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
         return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
 
-    def _row_over_cluster(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
-        clusters = self.device.compute_capability >= (9, 0) and chunks > SPLIT_CLUSTER_MIN_CHUNKS
-        sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
-        candidates = [launch for c in sizes
-                      if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts))]
+        has_clusters = self.device.compute_capability >= (9, 0)
+
+        def launches(sizes):
+            return [launch for c in sizes if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op))]
+
+        sizes = sorted({c for _, c in v.knobs if c == 1 or (has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS)})
+        candidates = launches(sizes)
+        if not candidates and has_clusters:
+            # Shorter rows one block cannot hold: the gradients keep y and dy in
+            # registers (a half-precision row of 3329 chunks at 151 registers a thread)
+            sizes = sorted({c for _, c in v.knobs})
+            candidates = launches(sizes)
         if not candidates:
+            where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
+            also = "" if op in registry.BACKWARD else (
+                f", nor in one block's registers plus {self.device.smem_per_block_optin} bytes of shared memory")
             raise UnsuitableVariant(
-                f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in a cluster of "
-                f"{sizes[-1]} blocks' registers, nor in one block's registers plus "
-                f"{self.device.smem_per_block_optin} bytes of shared memory"
+                f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 
@@ -357,21 +435,25 @@ class Planner:
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 
-    def _cluster_block(self, v, m, chunks, c, facts) -> Launch | None:
-        """A block shape holding `chunks` chunks per block of a C-block cluster, or None."""
+    def _cluster_block(self, v, m, chunks, c, facts, op) -> Launch | None:
+        """A block shape holding `chunks` chunks per block of a C-block cluster, or None.
+
+        The gradient kernels hold y and dy in registers only (no shared-memory part, no S argument).
+        """
+        backward = op in registry.BACKWARD
         items = lookup(SPLIT_ITEMS, chunks)
         for k in sorted({k for k, _ in v.knobs if k >= items}):
             kernel = facts(v.name, (k, c))
             most = min(1024, kernel.max_threads // 32 * 32)
             threads = _round_up(_ceil_div(chunks, k), 32)
             if threads <= most:
-                return self._cluster_launch(v, m, c, k, threads, 0, kernel)
+                return self._cluster_launch(v, m, c, k, threads, None if backward else 0)
         # Registers full: the rest of the slice goes to shared memory, in one
         # block per row only. A cluster with a shared-memory part (one block
         # per SM, its SMs in lockstep) lost to two_pass: 64 x 1048576 float32
         # 40% of copy against 56% (H100, 2026-11-22, two_pass then two launches;
         # 64% now).
-        if c > 1:
+        if c > 1 or backward:
             return None
         k = max(k for k, _ in v.knobs)
         kernel = facts(v.name, (k, c))
@@ -379,23 +461,50 @@ class Planner:
         extra = _ceil_div(chunks, threads) - k
         if extra * threads * 16 > self.device.smem_per_block_optin - kernel.static_smem:
             return None
-        return self._cluster_launch(v, m, c, k, threads, extra, kernel)
+        return self._cluster_launch(v, m, c, k, threads, extra)
 
-    def _cluster_launch(self, v, m, c, k, threads, extra, kernel) -> Launch:
+    def _cluster_launch(self, v, m, c, k, threads, extra) -> Launch:
+        """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S."""
         # One cluster per row (the kernel loops only past the grid limit): how
         # many clusters fit at once depends on how the GPU groups its SMs, so a
         # persistent grid sized from an estimate could leave a late tail.
         grid = min(m, MAX_GRID // c) * c
+        if extra is None:
+            return Launch(v.name, (k, c), grid, threads, 0)
         return Launch(v.name, (k, c), grid, threads, extra * threads * 16, (numpy.int32(extra),))
 
-    def _row_in_two_passes(self, v, m, n, pair, facts, aligned) -> Launch:
+    def _row_in_two_passes(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         kernel = facts(v.name, v.knobs[0])
         threads = min(TWO_PASS_THREADS, kernel.max_threads // 32 * 32)
         grid = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
-        row_bytes = n * pair[0].itemsize
+        backward = op in registry.BACKWARD
+        # what the second pass should find in L2: x; y and dy for softmax's gradient; dy alone for
+        # log_softmax's (its first pass reads no y)
+        row_bytes = n * pair[0].itemsize * (2 if op == registry.SOFTMAX_BACKWARD else 1)
         group_rows = max(1, min(m, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes))
         slices = max(1, min(_ceil_div(grid, group_rows), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
-        pair_bytes = 2 * dtypes.accumulator(pair).itemsize
+        partial_bytes = (1 if backward else 2) * dtypes.accumulator(pair).itemsize  # s, or (max, sum)
         return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
-                      workspace=m * slices * pair_bytes + m * 4)  # a pair per piece, a counter per row
+                      workspace=m * slices * partial_bytes + m * 4)  # a partial per piece, a counter per row
+
+    def _columns_in_registers(self, v, outer, n, inner, pair, facts, op) -> Launch:
+        has_clusters = self.device.compute_capability >= (9, 0)
+        sizes = sorted({c for _, c in v.knobs if c == 1 or has_clusters})
+        rs = sorted({r for r, _ in v.knobs})
+        for c in sizes:
+            share = _ceil_div(n, c)  # rows of a column a block holds
+            ty = _ceil_div(share, rs[-1])
+            if ty * 32 > min(facts(v.name, (rs[-1], c)).max_threads, 1024):  # TX is a warp at least
+                continue
+            r = min(r for r in rs if r * ty >= share)
+            kernel = facts(v.name, (r, c))
+            tx = min(lookup(STRIDED_COLUMNS, ty), _round_up(inner, 32), kernel.max_threads // ty // 32 * 32)
+            items = outer * _ceil_div(inner, tx)
+            accumulator = dtypes.accumulator(pair).itemsize
+            smem = (2 * tx * ty + (2 * (2 + c) * tx if c > 1 else 0)) * accumulator
+            return Launch(v.name, (r, c), min(items, MAX_GRID // c) * c, tx, smem, block_y=ty)
+        where = "one block" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks"
+        raise UnsuitableVariant(
+            f"{v.name} holds a column in registers: a column of {n} {pair[0].name} does not fit in {where} "
+            f"({rs[-1]} values a thread, as many threads as the kernel's registers allow)")

@@ -1,11 +1,13 @@
-"""NumPy float64 softmax and log_softmax with cupysoftmax's semantics, and the tolerance table.
+"""NumPy float64 softmax and log_softmax (and their gradients) with cupysoftmax's semantics, and the tolerance table.
 
 The tests and the CLI's check both compare against the functions here with the
 tolerance of the output dtype (and op), so a result is judged one way everywhere.
 
 Semantics (PyTorch and JAX agree): a row that holds a NaN or +inf, or only
 -inf, is NaN throughout; empty input gives empty output. log_softmax gives
--inf where x is -inf in any other row.
+-inf where x is -inf in any other row. With scale= and where= (JAX's where=),
+the row is scale * x over the kept positions only: a masked-out position gives
+0 (log_softmax: -inf) whatever x holds there, a row masked out everywhere all 0.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import numpy
 
 from . import dtypes
-from .variants import LOG_SOFTMAX, SOFTMAX
+from .variants import LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD, SOFTMAX, SOFTMAX_BACKWARD
 
 
 @dataclass(frozen=True)
@@ -44,17 +46,18 @@ LOG_ATOL = {dtypes.FLOAT16: 1e-5, dtypes.BFLOAT16: 1e-5, dtypes.FLOAT32: 1e-5, d
 
 
 def tolerance(dtype, op: str = SOFTMAX) -> Tolerance:
+    """The table's tolerance; log_softmax has its own atol. The gradients' rtol applies to gradient_scale."""
     tol = TOLERANCES[numpy.dtype(dtype)]
-    return tol if op == SOFTMAX else Tolerance(rtol=tol.rtol, atol=LOG_ATOL[numpy.dtype(dtype)])
+    return Tolerance(rtol=tol.rtol, atol=LOG_ATOL[numpy.dtype(dtype)]) if op == LOG_SOFTMAX else tol
 
 
 def _axes(axis, ndim):
     return tuple(range(ndim)) if axis is None else axis
 
 
-def softmax(x, axis=None) -> numpy.ndarray:
+def softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     """softmax of a NumPy array in float64 over `axis` (int, tuple or None = all axes)."""
-    x = numpy.asarray(x).astype(numpy.float64)
+    x, where = _scaled_and_masked(x, scale, where)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
@@ -62,34 +65,78 @@ def softmax(x, axis=None) -> numpy.ndarray:
     with numpy.errstate(invalid="ignore", over="ignore"):
         shifted = x - numpy.max(x, axis=axes, keepdims=True)
         e = numpy.exp(shifted)
-        return e / numpy.sum(e, axis=axes, keepdims=True)
+        result = e / numpy.sum(e, axis=axes, keepdims=True)
+    return result if where is None else numpy.where(where, result, 0.0)
 
 
-def log_softmax(x, axis=None) -> numpy.ndarray:
+def log_softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     """log_softmax of a NumPy array in float64 over `axis`: x - max - log(sum(exp(x - max)))."""
-    x = numpy.asarray(x).astype(numpy.float64)
+    x, where = _scaled_and_masked(x, scale, where)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
     with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
         shifted = x - numpy.max(x, axis=axes, keepdims=True)
-        return shifted - numpy.log(numpy.sum(numpy.exp(shifted), axis=axes, keepdims=True))
+        result = shifted - numpy.log(numpy.sum(numpy.exp(shifted), axis=axes, keepdims=True))
+    return result if where is None else numpy.where(where, result, -numpy.inf)
+
+
+def _scaled_and_masked(x, scale, where):
+    """(scale * x in float64 with -inf at masked-out positions, the mask broadcast to x or None)."""
+    x = numpy.asarray(x).astype(numpy.float64) * scale
+    if where is None:
+        return x, None
+    where = numpy.broadcast_to(numpy.asarray(where, dtype=bool), x.shape)
+    return numpy.where(where, x, -numpy.inf), where
 
 
 REFERENCES = {SOFTMAX: softmax, LOG_SOFTMAX: log_softmax}
 
 
-def error_ratio(actual, expected, dtype, op: str = SOFTMAX) -> float:
-    """max |actual - expected| / (atol + rtol * |expected|): <= 1 passes.
+def softmax_backward(y, dy, axis=-1) -> numpy.ndarray:
+    """dx = y (dy - sum(dy y)) over `axis`, in float64: the gradient through softmax's output y."""
+    y, dy = _as64(y), _as64(dy)
+    return y * (dy - numpy.sum(dy * y, axis=_axes(axis, y.ndim), keepdims=True))
+
+
+def log_softmax_backward(y, dy, axis=-1) -> numpy.ndarray:
+    """dx = dy - exp(y) sum(dy) over `axis`, in float64: the gradient through log_softmax's output y."""
+    y, dy = _as64(y), _as64(dy)
+    return dy - numpy.exp(y) * numpy.sum(dy, axis=_axes(axis, y.ndim), keepdims=True)
+
+
+GRADIENTS = {SOFTMAX_BACKWARD: softmax_backward, LOG_SOFTMAX_BACKWARD: log_softmax_backward}
+
+
+def gradient_scale(y, dy, op: str, axis=-1) -> numpy.ndarray:
+    """What a float computation of dx can be off by, per element, in units of its precision.
+
+    softmax: |y| (|dy| + sum |dy y|); log_softmax: |dy| + exp(y) sum |dy|.
+    The sums carry the rounding of s, which cancels in dy - s; compare
+    gradients with `assert_close(..., scale=gradient_scale(...))`.
+    """
+    y, dy = _as64(y), _as64(dy)
+    axes = _axes(axis, y.ndim)
+    if op == SOFTMAX_BACKWARD:
+        return numpy.abs(y) * (numpy.abs(dy) + numpy.sum(numpy.abs(dy * y), axis=axes, keepdims=True))
+    return numpy.abs(dy) + numpy.exp(y) * numpy.sum(numpy.abs(dy), axis=axes, keepdims=True)
+
+
+def _as64(a) -> numpy.ndarray:
+    return numpy.asarray(a).astype(numpy.float64)
+
+
+def error_ratio(actual, expected, dtype, op: str = SOFTMAX, scale=None) -> float:
+    """max |actual - expected| / (atol + rtol * scale): <= 1 passes; scale is |expected| unless given.
 
     NaN and infinities must sit exactly where the reference has them; anything else is inf.
     """
-    return _compare(actual, expected, dtype, op)[0]
+    return _compare(actual, expected, dtype, op, scale)[0]
 
 
-def assert_close(actual, expected, dtype, op: str = SOFTMAX) -> None:
-    """AssertionError naming the worst element unless `actual` is within tolerance."""
-    ratio, actual, expected, err = _compare(actual, expected, dtype, op)
+def assert_close(actual, expected, dtype, op: str = SOFTMAX, scale=None) -> None:
+    """AssertionError naming the worst element unless `actual` is within tolerance (see error_ratio)."""
+    ratio, actual, expected, err = _compare(actual, expected, dtype, op, scale)
     if ratio <= 1.0:
         return
     where = tuple(int(i) for i in numpy.unravel_index(int(numpy.argmax(err)), err.shape))
@@ -103,7 +150,7 @@ def assert_close(actual, expected, dtype, op: str = SOFTMAX) -> None:
     )
 
 
-def _compare(actual, expected, dtype, op):
+def _compare(actual, expected, dtype, op, scale=None):
     """(worst ratio, actual, expected, per-element ratios) in float64; a NaN or infinity out of place is inf."""
     actual = numpy.asarray(actual).astype(numpy.float64)
     expected = numpy.asarray(expected, dtype=numpy.float64)
@@ -117,7 +164,8 @@ def _compare(actual, expected, dtype, op):
     exact = ~numpy.isfinite(expected) | ~numpy.isfinite(actual)  # NaN and +-inf: the same, or wrong
     tol = tolerance(dtype, op)
     with numpy.errstate(invalid="ignore"):
-        err = numpy.abs(actual - expected) / (tol.atol + tol.rtol * numpy.abs(expected))
+        size = numpy.abs(expected) if scale is None else numpy.asarray(scale, dtype=numpy.float64)
+        err = numpy.abs(actual - expected) / (tol.atol + tol.rtol * size)
         same = (actual == expected) | (numpy.isnan(actual) & numpy.isnan(expected))
     err = numpy.where(exact, numpy.where(same, 0.0, numpy.inf), err)
     return (float(err.max()) if err.size else 0.0), actual, expected, err

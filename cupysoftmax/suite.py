@@ -6,10 +6,13 @@ each checked against the float64 reference before it is timed. Importing
 needs no GPU; CuPy and the peers are imported inside the functions that use them.
 
 A provider is `make_<name>(x, op)`: given the CuPy (M, N) input and the op
-(softmax or log_softmax), it prepares its input view and output once and
-returns a no-argument function that runs the op over the last axis and returns
-the result. It raises Unsupported, saying why, when the peer is not installed
-or cannot serve the op, dtype or shape.
+(softmax or log_softmax; for a gradient, x is a Gradient: the forward's
+input x, its output y and the gradient dy; for op "axis", an Over: an N-d x
+and the middle axis to run over), it prepares its input views and output once and returns a
+no-argument function that runs the op over the last axis (or the Over's) and returns the
+result. It raises Unsupported, saying why, when the peer is not installed or
+cannot serve the op, dtype or shape. The gradient moves 3 * M * N * itemsize
+bytes (reads y and dy, writes dx); its copy baseline moves as many.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy
 
@@ -32,7 +36,13 @@ from . import variants as registry
 
 # The ops a run can time, as records name them ("op"), and the function each is.
 FORWARD = "forward"
+AXIS = "axis"
 OPS = registry.RECORD_OPS
+# op "axis": softmax over a middle axis, x read in place (issue 4 part 4); its
+# shapes are these, whatever the suite file holds. M counts the softmaxes
+# (outer x inner), N is the axis' length.
+AXIS_SHAPES = [{"tag": "axis", "shape": [32, 19, 512, 512], "axis": 1, "dtype": "float32"},
+               {"tag": "axis", "shape": [8192, 8192], "axis": 0, "dtype": "float32"}]
 SWEEP_M = 4096
 SWEEP_N = range(256, 65536 + 1, 128)
 CLIFF_DROP = 0.15  # a sweep point this far below the better of its two neighbours is a cliff
@@ -42,6 +52,22 @@ ROUNDS = 5  # each provider of a shape is timed in this many interleaved rounds 
 
 class Unsupported(Exception):
     """The provider is not installed here or cannot serve this dtype or shape; the message says which."""
+
+
+class Over(NamedTuple):
+    """An "axis" provider's input: x, the axis its softmax runs over, and the other axis the check samples."""
+
+    x: object
+    axis: int
+    sample_axis: int
+
+
+class Gradient(NamedTuple):
+    """A gradient provider's input: the forward's x, y = softmax(x) (cupysoftmax's), and dy."""
+
+    x: object
+    y: object
+    dy: object
 
 
 # -- the suite file ------------------------------------------------------------------
@@ -133,40 +159,80 @@ def _on_cupy_stream(torch, fn):
     return on_stream
 
 
+def _no_gradient(op, why: str) -> None:
+    if op in registry.BACKWARD:
+        raise Unsupported(why)
+
+
+def _over(x):
+    """(array, axis) of a forward provider's input: an Over's, else x over the last axis."""
+    return (x.x, x.axis) if isinstance(x, Over) else (x, -1)
+
+
+def _last_axis_only(x, who: str) -> None:
+    if isinstance(x, Over):
+        raise Unsupported(f"{who} computes over the last axis only")
+
+
 def make_copy(x, op):
-    """cudaMemcpyAsync of the input's bytes: the ceiling ("% of copy"), whatever the op."""
-    return bench.copy_call(x.size * x.itemsize)
+    """cudaMemcpyAsync moving the op's bytes (read + write): the ceiling ("% of copy"), whatever the op."""
+    if op in registry.BACKWARD:
+        return bench.copy_call(3 * x.y.size * x.y.itemsize // 2)
+    a, _ = _over(x)
+    return bench.copy_call(a.size * a.itemsize)
 
 
 def make_cupysoftmax(x, op):
     """cupysoftmax's function for op on (x, axis=-1, out=y), y allocated once (NaN first: unwritten elements show)."""
     import cupy
 
-    from . import api
+    from . import api, gradients
 
-    y = cupy.full(x.shape, numpy.nan, x.dtype)
+    if op in registry.BACKWARD:
+        dx = cupy.full(x.y.shape, numpy.nan, x.y.dtype)
+        function = gradients.GRADIENTS[op]
+        return lambda: function(x.y, x.dy, axis=-1, out=dx)
+    a, axis = _over(x)
+    y = cupy.full(a.shape, numpy.nan, a.dtype)
     function = api.FUNCTIONS[op]
-    return lambda: function(x, axis=-1, out=y)
+    return lambda: function(a, axis=axis, out=y)
 
 
 def make_torch(x, op):
-    """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do."""
+    """torch.softmax or log_softmax(t, dim=-1) on a DLPack view of x; torch allocates each output, as users do.
+
+    The gradients: torch._softmax_backward_data / _log_softmax_backward_data(dy, y, -1, dtype),
+    the kernels autograd runs.
+    """
     torch = _torch()
-    t = _as_torch(torch, x)
+    if op in registry.BACKWARD:
+        y, dy = _as_torch(torch, x.y), _as_torch(torch, x.dy)
+        function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
+        return _on_cupy_stream(torch, lambda: function(dy, y, -1, y.dtype))
+    a, axis = _over(x)
+    t = _as_torch(torch, a)
     function = getattr(torch, op)
-    return _on_cupy_stream(torch, lambda: function(t, dim=-1))
+    return _on_cupy_stream(torch, lambda: function(t, dim=axis))
 
 
-def _softmax_last(t):
+def _softmax_over(t, dim=-1):
     import torch
 
-    return torch.softmax(t, dim=-1)
+    return torch.softmax(t, dim=dim)
 
 
-def _log_softmax_last(t):
+def _log_softmax_over(t, dim=-1):
     import torch
 
-    return torch.log_softmax(t, dim=-1)
+    return torch.log_softmax(t, dim=dim)
+
+
+def _softmax_backward_last(y, dy):
+    return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
+
+
+def _log_softmax_backward_last(y, dy):
+    return dy - y.exp() * dy.sum(dim=-1, keepdim=True)
 
 
 @functools.cache
@@ -176,22 +242,33 @@ def _compiled(torch, op):
     for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(config, limit):
             setattr(config, limit, max(getattr(config, limit), 1024))
-    return torch.compile({registry.SOFTMAX: _softmax_last, registry.LOG_SOFTMAX: _log_softmax_last}[op],
-                         dynamic=False)
+    functions = {registry.SOFTMAX: _softmax_over, registry.LOG_SOFTMAX: _log_softmax_over,
+                 registry.SOFTMAX_BACKWARD: _softmax_backward_last,
+                 registry.LOG_SOFTMAX_BACKWARD: _log_softmax_backward_last}
+    return torch.compile(functions[op], dynamic=False)
 
 
 def make_torch_compile(x, op):
-    """torch.compile (Inductor, dynamic=False) of a function calling torch's op; compiled here, not timed."""
+    """torch.compile (Inductor, dynamic=False) of a function computing the op; compiled here, not timed.
+
+    The gradients are written out (y * (dy - sum(dy * y)), dy - exp(y) * sum(dy)) for Inductor to fuse.
+    """
     torch = _torch()
-    t = _as_torch(torch, x)
+    if op in registry.BACKWARD:
+        args = (_as_torch(torch, x.y), _as_torch(torch, x.dy))
+    else:
+        a, axis = _over(x)
+        args = (_as_torch(torch, a), axis)  # dynamo specializes on the int: one graph per axis
     compiled = _compiled(torch, op)
     for _ in range(3):
-        compiled(t)
-    return _on_cupy_stream(torch, lambda: compiled(t))
+        compiled(*args)
+    return _on_cupy_stream(torch, lambda: compiled(*args))
 
 
 def make_triton(x, op):
     """Our own Triton kernel on the fused-softmax tutorial's idea (peer_triton): persistent, the row in registers."""
+    _no_gradient(op, "the Triton tutorial kernel has no backward")
+    _last_axis_only(x, "the Triton tutorial kernel")
     torch = _torch()
     try:
         from . import peer_triton
@@ -207,14 +284,21 @@ def make_triton(x, op):
 
 
 def make_liger(x, op):
-    """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x."""
-    if op != registry.SOFTMAX:
+    """Liger-Kernel's LigerSoftmaxFunction (Triton) on a DLPack view of x.
+
+    softmax's gradient: its backward kernel, run by torch.autograd.grad on a
+    graph built once (the forward is not timed).
+    """
+    if op not in (registry.SOFTMAX, registry.SOFTMAX_BACKWARD):
         raise Unsupported(f"Liger has no {op} of its own (its log-softmax lives inside its cross-entropy loss)")
+    _last_axis_only(x, "LigerSoftmaxFunction")
     torch = _torch()
     try:
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
     except ImportError as exc:
         raise Unsupported(f"liger_kernel is not importable ({exc})") from None
+    if op == registry.SOFTMAX_BACKWARD:
+        return _liger_backward(torch, LigerSoftmaxFunction, x.x, x.dy)
     t = _as_torch(torch, x)
     run = _on_cupy_stream(torch, lambda: LigerSoftmaxFunction.apply(t))
     try:
@@ -226,16 +310,30 @@ def make_liger(x, op):
     return run
 
 
+def _liger_backward(torch, function, x, dy):
+    """torch.autograd.grad through Liger's softmax of x, on a graph kept for every call (the forward runs once).
+
+    Liger's backward reads the output its forward saved: its own softmax of x,
+    within rounding of cupysoftmax's y that the reference's check starts from.
+    """
+    t = _as_torch(torch, x).detach().requires_grad_()
+    out = function.apply(t)
+    grad = _as_torch(torch, dy)
+    return _on_cupy_stream(torch, lambda: torch.autograd.grad(out, t, grad, retain_graph=True)[0])
+
+
 def make_cupyx(x, op):
-    """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1)."""
-    if x.dtype == dtypes.BFLOAT16:
+    """cupyx.scipy.special.softmax (or log_softmax)(x, axis=-1, or the Over's axis)."""
+    _no_gradient(op, "cupyx.scipy.special has no softmax gradient")
+    a, axis = _over(x)
+    if a.dtype == dtypes.BFLOAT16:
         raise Unsupported(f"cupyx.scipy.special.{op} has no bfloat16 path")
     import cupyx.scipy.special
 
     function = getattr(cupyx.scipy.special, op)
 
     def run():
-        return function(x, axis=-1)
+        return function(a, axis=axis)
 
     if op == registry.LOG_SOFTMAX:
         # it zeroes non-finite row maxima through a boolean mask, which waits
@@ -246,8 +344,8 @@ def make_cupyx(x, op):
 
 
 @functools.cache
-def _jax_function(jax, op):
-    return jax.jit(functools.partial(getattr(jax.nn, op), axis=-1))
+def _jax_function(jax, op, axis=-1):
+    return jax.jit(functools.partial(getattr(jax.nn, op), axis=axis))
 
 
 JAX_NOTE = ("timed through the host: CuPy's stream is synchronised before the call (JAX runs on its own "
@@ -261,6 +359,7 @@ def make_jax(x, op):
     CuPy's stream only brackets JAX's work because the host waits: first for
     CuPy's stream (the L2 flush and the start event), then for JAX's result.
     """
+    _no_gradient(op, "the suite times JAX's forward only")
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to CuPy and torch
     try:
         import jax
@@ -271,8 +370,9 @@ def make_jax(x, op):
         raise Unsupported("JAX sees no GPU")
     import cupy
 
-    a = jax.dlpack.from_dlpack(x)
-    f = _jax_function(jax, op)
+    array, axis = _over(x)
+    a = jax.dlpack.from_dlpack(array)
+    f = _jax_function(jax, op, axis)
     stream = cupy.cuda.get_current_stream()
 
     def run():
@@ -305,17 +405,17 @@ def _sample_rows(m: int, n: int) -> numpy.ndarray:
     return numpy.unique(numpy.linspace(0, m - 1, min(m, k)).round().astype(numpy.int64))
 
 
-def _host_rows(out, rows: numpy.ndarray) -> numpy.ndarray:
-    """Rows `rows` of a provider's result (CuPy, torch or JAX array) as a NumPy array."""
+def _host_rows(out, rows: numpy.ndarray, along: int = 0) -> numpy.ndarray:
+    """Indices `rows` along axis `along` of a provider's result (CuPy, torch or JAX array) as a NumPy array."""
     import cupy
 
     if isinstance(out, cupy.ndarray):
-        return cupy.asnumpy(out[cupy.asarray(rows)])
+        return cupy.asnumpy(cupy.take(out, cupy.asarray(rows), axis=along))
     if type(out).__module__.startswith("torch"):
         import torch
 
-        return out[torch.as_tensor(rows, device=out.device)].float().cpu().numpy()
-    return numpy.asarray(out[rows])
+        return out.index_select(along, torch.as_tensor(rows, device=out.device)).float().cpu().numpy()
+    return numpy.take(numpy.asarray(out), rows, axis=along)
 
 
 def _short(exc: Exception) -> str:
@@ -325,14 +425,18 @@ def _short(exc: Exception) -> str:
 
 
 def _record(shape: dict, provider: str, ms=None, ok=None, note="", op: str = FORWARD) -> dict:
-    nbytes = 2 * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
+    arrays = 3 if OPS[op] in registry.BACKWARD else 2  # read x, write y; or read y and dy, write dx
+    nbytes = arrays * shape["M"] * shape["N"] * dtypes.parse(shape["dtype"]).itemsize
     return {"M": shape["M"], "N": shape["N"], "dtype": shape["dtype"], "provider": provider,
             "median_ms": ms, "GBps": None if ms is None else nbytes / ms / 1e6,
-            "op": op, "ok": ok, "note": note}
+            "op": op, "ok": ok, "note": note, **{key: shape[key] for key in ("shape", "axis") if key in shape}}
 
 
-def _prepare(name: str, x, op: str, rows, expected):
-    """(fn, None) for a provider set up and checked on x, or (None, (ok, note)) when it is skipped or fails."""
+def _prepare(name: str, x, op: str, rows, expected, scale=None):
+    """(fn, None) for a provider set up and checked on x, or (None, (ok, note)) when it is skipped or fails.
+
+    expected (and the gradients' scale, reference.gradient_scale) are the reference's values on `rows`.
+    """
     try:
         fn = PROVIDERS[name](x, OPS[op])
     except Unsupported as exc:
@@ -341,7 +445,8 @@ def _prepare(name: str, x, op: str, rows, expected):
         return None, (False, f"setup failed: {_short(exc)}")
     if name != "copy":
         try:
-            err = reference.error_ratio(_host_rows(fn(), rows), expected, x.dtype, OPS[op])
+            along = x.sample_axis if isinstance(x, Over) else 0
+            err = reference.error_ratio(_host_rows(fn(), rows, along), expected, _dtype(x), OPS[op], scale)
         except Exception as exc:
             return None, (False, _short(exc))
         if not err <= 1.0:
@@ -370,11 +475,18 @@ def run_suite(shapes, providers=None, repeat: int = 50, progress=None, ops=(FORW
     if unknown:
         raise ValueError(f"unknown provider {unknown[0]!r}; choose from: {', '.join(PROVIDERS)}")
     records = []
-    for shape in shapes:
-        for op in ops:
-            records += _run_shape(shape, op, names, repeat, progress)
-            _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
+    runs = [(shape, op) for shape in shapes for op in ops if op != AXIS]
+    runs += [(shape, AXIS) for shape in axis_shapes() if AXIS in ops]  # the suite file's shapes are rows
+    for shape, op in runs:
+        records += _run_shape(shape, op, names, repeat, progress)
+        _free_gpu_memory()  # the shape's providers, their outputs and x are gone with _run_shape's frame
     return records
+
+
+def axis_shapes() -> list[dict]:
+    """AXIS_SHAPES with M (the softmaxes: the array's size over the axis' length) and N (that length)."""
+    return [{**s, "M": math.prod(s["shape"]) // s["shape"][s["axis"]], "N": s["shape"][s["axis"]]}
+            for s in AXIS_SHAPES]
 
 
 def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) -> list[dict]:
@@ -383,12 +495,8 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
     Timing them together lets state drifting in the process (torch.compile's
     first call, say) reach them alike (bench.interleaved_ms).
     """
-    import cupy
-
-    x = bench.random_input(shape["M"], shape["N"], dtypes.parse(shape["dtype"]))
-    rows = _sample_rows(shape["M"], shape["N"])
-    expected = reference.REFERENCES[OPS[op]](cupy.asnumpy(x[cupy.asarray(rows)]), axis=-1)
-    prepared = {name: _prepare(name, x, op, rows, expected) for name in names}
+    x, rows, expected, scale = _inputs(shape, OPS[op])
+    prepared = {name: _prepare(name, x, op, rows, expected, scale) for name in names}
     ready = {name: fn for name, (fn, _) in prepared.items() if fn is not None}
     timed = bench.interleaved_ms(ready, repeat=repeat, rounds=ROUNDS)
     records = []
@@ -404,6 +512,41 @@ def _run_shape(shape: dict, op: str, names: list[str], repeat: int, progress) ->
         if progress is not None:
             progress(record)
     return records
+
+
+def _inputs(shape: dict, op: str):
+    """(x, rows, expected, scale): the op's input, the rows checked, the reference on them (and its scale).
+
+    The forward reads x, standard normal x 3. A gradient reads a Gradient: such
+    an x, y = cupysoftmax's softmax (or log_softmax) of it, dy standard normal x 3.
+    """
+    import cupy
+
+    from . import api
+
+    dtype = dtypes.parse(shape["dtype"])
+    x = bench.random_input(shape["M"], shape["N"], dtype)
+    if "axis" in shape:  # softmax over a middle axis: checked on indices spread along another axis
+        x = x.reshape(shape["shape"])
+        over = Over(x, shape["axis"], 1 if shape["axis"] == 0 else 0)
+        length = x.shape[over.sample_axis]
+        rows = _sample_rows(length, x.size // length)
+        sample = cupy.asnumpy(cupy.take(x, cupy.asarray(rows), axis=over.sample_axis))
+        return over, rows, reference.REFERENCES[op](sample, axis=over.axis), None
+    rows = _sample_rows(shape["M"], shape["N"])
+    picked = cupy.asarray(rows)
+    if op not in registry.BACKWARD:
+        return x, rows, reference.REFERENCES[op](cupy.asnumpy(x[picked]), axis=-1), None
+    y = (api.log_softmax if op == registry.LOG_SOFTMAX_BACKWARD else api.softmax)(x, axis=-1)
+    dy = bench.random_input(shape["M"], shape["N"], dtype)
+    y_rows, dy_rows = cupy.asnumpy(y[picked]), cupy.asnumpy(dy[picked])
+    return (Gradient(x, y, dy), rows, reference.GRADIENTS[op](y_rows, dy_rows),
+            reference.gradient_scale(y_rows, dy_rows, op))
+
+
+def _dtype(x):
+    """The element type of a provider's input."""
+    return x.y.dtype if isinstance(x, Gradient) else _over(x)[0].dtype
 
 
 def sweep(m: int = SWEEP_M, n_values=SWEEP_N, dtype="float32", repeat: int = 10) -> list[dict]:
@@ -619,7 +762,7 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
     """The markdown report: header, a table per op (softmax first), the sweep's cliffs and the host cost."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
-        f"# {' and '.join(OPS[op] for op in _ops_present(records))} against the peers on {device_name}",
+        f"# {' and '.join(map(_title, _ops_present(records)))} against the peers on {device_name}",
         "",
         f"{when}, commit `{commit()}`, {device_name}; {_versions()}.",
         "",
@@ -628,13 +771,14 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         "each call queued behind a gate kernel that the host opens once the call and its events are queued "
         "(so host launch time stays out), after warm-up. The providers of a shape are each checked against "
         f"the float64 reference first, then timed in {ROUNDS} interleaved rounds. Input standard "
-        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time; \"–\" not run or not supported, "
+        "normal × 3. Cells are GB/s = 2·M·N·itemsize / median time (3·M·N·itemsize for the gradient, "
+        "which reads y and dy; its copy moves as many bytes); \"–\" not run or not supported, "
         "\"fail\" wrong result, \"error\" raised (the JSON records say why). jax is timed through the "
         "host, ungated (block_until_ready), so its small shapes include dispatch.",
         "",
     ]
     for op in _ops_present(records):
-        parts += ["", f"## {OPS[op]}", "", markdown_table(records, op)]
+        parts += ["", f"## {_title(op)}", "", *_axis_note(op), markdown_table(records, op)]
     if sweep_records is not None:
         ns = sorted({r["N"] for r in sweep_records})
         found = cliffs(sweep_records)
@@ -648,6 +792,19 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
               f"function returning a new CuPy array): {host['alloc_and_launch_us']:.1f} µs "
               f"(time.perf_counter, fastest of {host['rounds']} interleaved rounds of {host['repeat']} calls)."]
     return "\n".join(parts) + "\n"
+
+
+def _title(op: str) -> str:
+    return f"{OPS[op]} over a middle axis" if op == AXIS else OPS[op]
+
+
+def _axis_note(op: str) -> list[str]:
+    """The line naming the arrays and axes behind the "axis" table's (M, N)."""
+    if op != AXIS:
+        return []
+    arrays = "; ".join(f"{' × '.join(map(str, s['shape']))} {s['dtype']} over axis {s['axis']}" for s in AXIS_SHAPES)
+    return [f"M softmaxes of N elements each, x read as it lies (peers: their own function with that axis): {arrays}.",
+            ""]
 
 
 def _progress_line(r: dict) -> str:
@@ -680,5 +837,5 @@ def main(shapes, providers, out_dir, repeat: int = 50, with_sweep: bool = True, 
     echo(f"wrote {out}/suite-{tag}.*; host cost {host['softmax_us']:.1f} us per call "
          f"against {host['raw_kernel_us']:.1f} us for a bare launch")
     for op in _ops_present(records):
-        echo(f"{OPS[op]}:\n{summary(records, op)}")
+        echo(f"{_title(op)}:\n{summary(records, op)}")
     return records

@@ -16,9 +16,21 @@ from . import dtypes
 # or log_softmax (x - max) - log(sum).
 SOFTMAX = "softmax"
 LOG_SOFTMAX = "log_softmax"
+# The gradients: dx from the forward's output y and the gradient dy.
+SOFTMAX_BACKWARD = "softmax_backward"
+LOG_SOFTMAX_BACKWARD = "log_softmax_backward"
+BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
+LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
 # How benchmark records name the ops ("op"): softmax's records have said
-# "forward" from the first suite run on.
-RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX}
+# "forward" from the first suite run on, its gradient's "backward"; "axis" is
+# softmax over a middle axis (records carry the array's "shape" and the "axis").
+RECORD_OPS = {"forward": SOFTMAX, "log_softmax": LOG_SOFTMAX, "backward": SOFTMAX_BACKWARD,
+              "log_softmax_backward": LOG_SOFTMAX_BACKWARD, "axis": SOFTMAX}
+# What a variant reads: rows (softmax over the last axes, an (M, N) view with
+# unit inner stride), or columns (softmax over a middle axis, an (outer, N,
+# inner) view read in place, coalesced along inner; api.columns_view).
+ROWS = "rows"
+COLUMNS = "columns"
 
 
 @dataclass(frozen=True)
@@ -36,22 +48,29 @@ class Variant:
     cluster_template: str = ""
     # The ops its kernels compute. A variant with log_softmax takes `bool LOG`
     # as the template parameter after the two types; the classic variants,
-    # there to compare softmax kernels, compute softmax only.
+    # there to compare softmax kernels, compute softmax only. A variant with
+    # the backward ops has `<template>_backward` kernels (y, dy, dx), same knobs.
     ops: tuple[str, ...] = (SOFTMAX,)
+    # Whether its forward kernels take the fused options, scale= and where=
+    # (csm::Fused in kernels/common.cuh), after the row strides.
+    fused: bool = False
+    layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
         """Every (dtype pair, knobs, op) compiled for a device of compute capability `cc`."""
         knob_sets = [k for k in self.knobs if cc >= (9, 0) or not self.clustered(k)] or [()]
-        return [(pair, knobs, op) for op in self.ops for pair in dtypes.PAIRS for knobs in knob_sets]
+        return [(pair, knobs, op) for op in self.ops for pair in op_pairs(op) for knobs in knob_sets]
 
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
 
     def name_expression(self, pair, knobs=(), op: str = SOFTMAX) -> str:
         template = self.cluster_template if self.clustered(knobs) else self.template
+        if op in BACKWARD:
+            template += "_backward"
         if self.cluster_template and not self.clustered(knobs):
             knobs = knobs[:-1]
-        log = [] if self.ops == (SOFTMAX,) else ["true" if op == LOG_SOFTMAX else "false"]
+        log = [] if self.ops == (SOFTMAX,) else ["true" if op in LOG_OPS else "false"]
         args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *log, *map(str, knobs)]
         return f"{template}<{', '.join(args)}>"
 
@@ -94,7 +113,7 @@ VARIANTS: dict[str, Variant] = {
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
             knobs=tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8)),  # (G lanes per row, K chunks per lane)
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
@@ -102,17 +121,32 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
             cluster_template="softmax_split_row_cluster",
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(
             "two_pass", "two_pass.cu", "softmax_two_pass", "row_in_two_passes",
             "rows past the chip: (max, sum) per slice to a workspace, then merge and write, second read from L2",
             "past the peers", reads=2,
             knobs=((4,),),  # K chunks per thread in flight
+            ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
+        ),
+        Variant(
+            "strided", "strided.cu", "softmax_strided", "columns_in_registers",
+            "softmax over a middle axis read in place, coalesced along the axes after it; a column in registers "
+            "over 1 to 32 threads of a block and a cluster of 1 to 16 blocks",
+            "past the peers", reads=1,
+            knobs=tuple((r, c) for r in (8, 16, 32) for c in (1, 2, 4, 8, 16)),  # (R values per thread, C)
+            cluster_template="softmax_strided_cluster",
             ops=(SOFTMAX, LOG_SOFTMAX),
+            layout=COLUMNS,
         ),
     )
 }
+
+def op_pairs(op: str) -> tuple:
+    """The (input, output) dtype pairs compiled for an op: the gradients take y, dy and dx of one type."""
+    return tuple((a, b) for a, b in dtypes.PAIRS if a == b) if op in BACKWARD else dtypes.PAIRS
+
 
 AUTO = "auto"
 

@@ -19,7 +19,11 @@
 //   how they combine partial results.
 // - Vec, load_chunk, store_chunk, widen: rows as 16-byte chunks (below).
 // - Held: what a register-resident variant keeps of its chunks between
-//   reading a row and writing it.
+//   reading a row and writing it; HeldGrad the same for the backward kernels.
+// - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
+//   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
+// - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
+//   variants that split a row or a column over several blocks.
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -90,6 +94,11 @@ struct FastExp {
     static constexpr float LOG2E = 1.4426950408889634f;
     __device__ __forceinline__ static float of(float a, float m) { return exp2f((a - m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double m) { return exp(a - m); }
+    // exp(scale * a - m), the temperature of softmax(scale * x) folded into
+    // one FFMA: as exact as a - m above (scale = 1 gives the same bits), and
+    // no instruction more.
+    __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(fmaf(a, scale, -m) * LOG2E); }
+    __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(fma(a, scale, -m)); }
     // The max to subtract in a sum over values whose max is m: m itself, but 0
     // when m is -inf (only -inf values), so that exp(-inf - 0) = 0 needs no test.
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
@@ -276,6 +285,9 @@ template <typename T> __device__ __forceinline__ Vec<T> padding_chunk() {
     return out;
 }
 
+// +0 in every element (all bits clear, whatever the type).
+template <typename T> __device__ __forceinline__ Vec<T> zero_chunk() { return Vec<T>{{0u, 0u, 0u, 0u}}; }
+
 // How a whole chunk is read: a plain 16-byte load, or one with an L2 hint.
 struct PlainLoad {
     template <typename T> __device__ __forceinline__ Vec<T> operator()(const T* p) const {
@@ -285,12 +297,16 @@ struct PlainLoad {
 
 // Chunk and element indices inside a row are int: the register-resident
 // variants hold at most a few million elements of a row.
+// Elements outside the row read as `pad`'s (-inf by default: they add
+// nothing to a max or to a sum of exponentials; the backward kernels pad
+// with zeros).
 template <typename T, typename Load = PlainLoad>
-__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {}) {
+__device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {},
+                                             const Vec<T>& pad = padding_chunk<T>()) {
     constexpr int V = Vec<T>::size;
     const int e0 = c * V - shift;
     if (e0 >= 0 && e0 + V <= n) return load(row + e0);
-    Vec<T> out = padding_chunk<T>();
+    Vec<T> out = pad;
 #pragma unroll
     for (int k = 0; k < V; ++k)
         if (e0 + k >= 0 && e0 + k < n) out.set(k, row[e0 + k]);
@@ -326,16 +342,23 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
 // accumulation type: softmax's exp(a - max) / sum, or with LOG log_softmax's
 // (a - max) - log(sum). The semantics hold for both: a NaN or +inf in the row
 // makes sum NaN; a row of only -inf has max = -inf, and -inf - -inf is NaN.
+// With the temperature (scale, see Fused), a is the stored value and max
+// the row's max of scale * a.
 template <typename A, typename T, bool LOG> struct Normalize {
-    A max, by;  // by: 1 / sum, or log(sum)
+    A max, by, scale;  // by: 1 / sum, or log(sum)
     __device__ __forceinline__ A of(A a) const {
-        if constexpr (LOG) return (a - max) - by;
-        else return FastExp::of(a, max) * by;
+        if constexpr (LOG) return fma(a, scale, -max) - by;
+        else return FastExp::of(a, scale, max) * by;
     }
     __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
+    // What a masked-out position gets (Fused): 0, or log(0) = -inf.
+    __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
+    // The row's (max, sum) was finite (finite_row), read off max and by.
+    __device__ __forceinline__ bool finite() const { return isfinite(max) && isfinite(by); }
 };
-template <typename T, bool LOG = false, typename A> __device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row) {
-    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s};
+template <typename T, bool LOG = false, typename A>
+__device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row, A scale = A(1)) {
+    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, scale};
 }
 
 // The larger of each pair of 2-byte values in two words (max.bf16x2 /
@@ -369,12 +392,12 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, co
     return m;
 }
 
-// Sum of exp(a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
+// Sum of exp(scale * a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
 // -inf entries (padding included) add exp(-inf) = 0, also for a thread that
 // holds only -inf (its shift is 0); NaN and +inf make s NaN.
-template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms) {
+template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, A scale) {
 #pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), ms);
+    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), scale, ms);
     return s;
 }
 
@@ -386,23 +409,26 @@ template <typename A, typename T, int K> __device__ __forceinline__ A chunks_max
     return m;
 }
 
-// (max, sum of exp(a - max)) over the K chunks a thread holds in registers.
+// (max, sum of exp(b - max)) over b = scale * a, a the values of the K
+// chunks a thread holds in registers (scale > 0: the max of b is scale times a's).
 template <typename A, typename T, int K>
-__device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K]) {
-    const A m = chunks_max<A>(v);
+__device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) {
+    const A m = chunks_max<A>(v) * scale;
     const A ms = FastExp::sum_shift(m);
     A s = A(0);
 #pragma unroll
-    for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms);
+    for (int j = 0; j < K; ++j) s = chunk_sum(s, v[j], ms, scale);
     return {m, s};
 }
 
 // Held: what a thread of a register-resident variant keeps of its K chunks
 // between reading a row and writing it. Use:
-//   s = held.start(v, m)   m: the thread's max (of v and anything else it
-//                          holds); returns the sum of exp(a - sum_shift(m)) over v
+//   s = held.start(v, m, scale)
+//                          m: the thread's max of scale * a (over v and anything
+//                          else it holds); returns the sum of exp(scale * a - sum_shift(m)) over v
 //   held.finish(row)       the row's (max, sum), once reduced
 //   held.out(j, k)         the k-th output of chunk j, in the accumulation type
+//   held.masked()          the output of a masked-out position (Fused)
 // Values as wide as their exponentials (float, double) keep e = exp(a - shift)
 // and are exponentiated once; at the end one factor per thread,
 // exp(m - max) / sum, turns e into outputs. Half-precision values keep the
@@ -427,7 +453,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
     static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
-    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max) {
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
         m = thread_max;
         const A shift = FastExp::sum_shift(m);
         A s = A(0);
@@ -435,7 +461,7 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
         for (int j = 0; j < K; ++j)
 #pragma unroll
             for (int k = 0; k < Vec<T>::size; ++k) {
-                e[j][k] = FastExp::of(widen<A>(v[j], k), shift);
+                e[j][k] = FastExp::of(widen<A>(v[j], k), scale, shift);
                 s += e[j][k];
             }
         return s;
@@ -447,35 +473,181 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
         factor = m == neg_inf<A>() && row.m != neg_inf<A>() ? A(0) / row.s : FastExp::of(m, row.m) / row.s;
     }
     __device__ __forceinline__ A out(int j, int k) const { return e[j][k] * factor; }
+    __device__ __forceinline__ A masked() const { return A(0); }
 };
 
 template <typename A, typename T, int K, bool LOG> struct Held<A, T, K, LOG, false> {
     static constexpr int chunks = K;
     Vec<T> v[K];
     Normalize<A, T, LOG> prob;
-    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max) {
+    A scale;
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+        scale = scale_;
         A s = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             v[j] = values[j];
-            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max));
+            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max), scale);
         }
         return s;
     }
-    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row); }
+    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row, scale); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
+    __device__ __forceinline__ A masked() const { return prob.masked(); }
 };
 
-// The K chunks first, first + stride, ... of a row, -inf padding from `end` on.
+// The K chunks first, first + stride, ... of a row, `pad` (-inf) from `end` on.
 template <typename T, int K, typename Load = PlainLoad>
 __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
-                                            int stride, int end, Load load = {}) {
+                                            int stride, int end, Load load = {},
+                                            const Vec<T>& pad = padding_chunk<T>()) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
-        v[j] = c < end ? load_chunk(row, n, shift, c, load) : padding_chunk<T>();
+        v[j] = c < end ? load_chunk(row, n, shift, c, load, pad) : pad;
     }
 }
+
+// HeldGrad: what a thread of a backward kernel keeps of its K chunks of a
+// row's y (the forward's output) and dy (the gradient of the loss by y),
+// zero-padded, to write dx:
+//   softmax:     dx = y (dy - s), s = sum(dy y)
+//   log_softmax: dx = dy - exp(y) s, s = sum(dy)
+//   s = held.partial()   this thread's share of s
+//   held.finish(s)       the row's s, once reduced
+//   held.out(j, k)       the k-th output of chunk j, in the accumulation type
+// A NaN in dy makes s NaN and the row's dx NaN; so does one in y for
+// softmax (s sums dy y), for log_softmax only its own element.
+template <typename A, typename T, int K, bool LOG> struct HeldGrad {
+    static constexpr int chunks = K;
+    Vec<T> y[K], dy[K];
+    A s;
+    __device__ __forceinline__ A partial() const {
+        A sum = A(0);
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+#pragma unroll
+            for (int k = 0; k < Vec<T>::size; ++k)
+                sum += LOG ? widen<A>(dy[j], k) : widen<A>(dy[j], k) * widen<A>(y[j], k);
+        return sum;
+    }
+    __device__ __forceinline__ void finish(A row_s) { s = row_s; }
+    __device__ __forceinline__ A out(int j, int k) const {
+        const A yv = widen<A>(y[j], k), dyv = widen<A>(dy[j], k);
+        if constexpr (LOG) return dyv - FastExp::of(yv, A(0)) * s;
+        else return yv * (dyv - s);
+    }
+};
+
+// -- fused options of the forward row kernels --------------------------------------
+//
+// softmax(scale * x) (scale > 0: a temperature 1 / T) over the positions where
+// a boolean mask holds (JAX's where=): masked-out values read as -inf, so they
+// take no part in the max or the sum, and their outputs are written as 0
+// (log_softmax: -inf). A row with every position masked out gives only those;
+// kept values follow the usual semantics (kept values all -inf: NaN).
+// The mask is one byte per element (NumPy's bool, nonzero = kept), read
+// again after the write (from L2: a row's mask was read moments before)
+// rather than held in registers, to overwrite the masked-out outputs.
+
+// A row's mask bytes, or none (null).
+struct RowMask {
+    const unsigned char* __restrict__ bytes;
+    // The mask bytes of chunk c (counted as in load_chunk) as flags, 0xff
+    // where kept and 0 where masked out, byte k of the chunk in byte k of
+    // (x, y); positions outside the row count as kept (they hold padding).
+    // Chunks inside the row read the aligned words around their bytes (one
+    // to three 32-bit loads, shifted into place), edge chunks byte by byte.
+    template <int V> __device__ __forceinline__ uint2 kept_bytes(int n, int shift, int c) const {
+        const int e0 = c * V - shift;
+        const unsigned char* p = bytes + e0;
+        const int off = static_cast<int>(reinterpret_cast<unsigned long long>(p) & 3u);
+        unsigned lo = 0, hi = 0;
+        if (e0 - off >= 0 && e0 - off + (off + V + 3) / 4 * 4 <= n) {
+            const unsigned* w = reinterpret_cast<const unsigned*>(p - off);
+            const unsigned w0 = w[0], w1 = off + V > 4 ? w[1] : 0u;
+            lo = __funnelshift_r(w0, w1, 8 * off);
+            if constexpr (V == 8) hi = __funnelshift_r(w1, off ? w[2] : 0u, 8 * off);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const unsigned b = e0 + k >= 0 && e0 + k < n ? p[k] : 1u;
+                if (k < 4) lo |= b << (8 * k);
+                else hi |= b << (8 * (k - 4));
+            }
+        }
+        return make_uint2(__vcmpne4(lo, 0u), __vcmpne4(hi, 0u));
+    }
+    // Masked-out values of chunk c become -inf: a select per 32-bit word of
+    // the packed chunk (a byte_perm spreads each flag over its value's bytes).
+    template <typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
+        if (bytes == nullptr) return;
+        const uint2 flags = kept_bytes<Vec<T>::size>(n, shift, c);
+        const Vec<T> pad = padding_chunk<T>();
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            unsigned keep;
+            if constexpr (sizeof(T) == 4) keep = __byte_perm(flags.x, 0u, i * 0x1111u);
+            else if constexpr (sizeof(T) == 8) keep = __byte_perm(flags.x, 0u, (i / 2) * 0x1111u);
+            else {  // two values a word: flags 2i and 2i + 1
+                const unsigned j = (i % 2) * 2;
+                keep = __byte_perm(i < 2 ? flags.x : flags.y, 0u, j * 0x11u + (j + 1) * 0x1100u);
+            }
+            v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
+        }
+    }
+    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout).
+    template <typename T, int K>
+    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
+        if (bytes == nullptr) return;
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+            if (first + j * stride < end) apply(v[j], n, shift, first + j * stride);
+    }
+    // Once a thread has stored its chunks (`count` of them from `first` by
+    // `stride`, before `end`; V elements each): its masked-out positions
+    // written again with `fill`, where `spoiled` says the row's (max, sum) is
+    // not finite (every position masked out, or a kept NaN or infinity).
+    // Elsewhere a masked-out value, read as -inf, already came out 0 (or
+    // -inf). The same thread's second store wins. A separate loop, so that
+    // the stores' own code and registers stay the plain path's: a select per
+    // element inside them took split_row's float32 K = 8 kernel from 56 to 104
+    // registers (sm_90).
+    template <int V, typename Tout>
+    __device__ __forceinline__ void refill(Tout* __restrict__ row, int n, int shift, int first, int stride, int end,
+                                           int count, bool spoiled, Tout fill) const {
+        if (bytes == nullptr || !spoiled) return;
+#pragma unroll 1
+        for (int j = 0; j < count; ++j) {
+            const int c = first + j * stride;
+            if (c >= end) break;
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const int e = c * V - shift + k;
+                if (e >= 0 && e < n && bytes[e] == 0) row[e] = fill;
+            }
+        }
+    }
+};
+
+// Whether a row's (max, sum) is finite: false for a row masked out
+// everywhere (max -inf) and for rows with a NaN or +inf (RowMask::refill).
+template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) {
+    return isfinite(row.m) && isfinite(row.s);
+}
+
+// The fused options as the forward row kernels take them (after the row
+// strides): scale (1 for plain softmax), mask (null for none; else row r of
+// x takes mask row r % mask_rows, so a mask broadcast over leading axes is
+// read in place), mask_row_stride in bytes.
+struct Fused {
+    double scale;
+    const unsigned char* mask;
+    long long mask_row_stride, mask_rows;
+    __device__ __forceinline__ RowMask row(long long r) const {
+        return {mask == nullptr ? nullptr : mask + (r % mask_rows) * mask_row_stride};
+    }
+};
 
 // Write the chunks a thread holds (first, first + stride, ... before `end`),
 // their values from held.out.
@@ -494,6 +666,46 @@ __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int 
 // 16-byte chunks spanned by a row of n elements starting `shift` elements past a chunk boundary.
 __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) {
     return static_cast<int>((n + shift + per_chunk - 1) / per_chunk);
+}
+
+// -- thread-block clusters -------------------------------------------------------
+//
+// Cluster primitives (sm_90: split_row and strided), written as the PTX they are:
+// a barrier across the cluster's blocks with release/acquire order on shared
+// memory, and a load of a variable's twin in another block's shared memory.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ MaxSum<float> cluster_load(const MaxSum<float>* local, unsigned rank) {
+    MaxSum<float> v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ double cluster_load(const double* local, unsigned rank) {
+    double v;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* local, unsigned rank) {
+    MaxSum<double> v;
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
+    return v;
 }
 
 // Softmax of one row in three passes over global memory (max, sum of

@@ -9,7 +9,8 @@
 // merge them in rank order, so every block ends with the row's max and sum
 // and writes its slice: one read and one write of each element. Few long rows
 // (8 x 128256) thus spread over C times more SMs than one block per row would.
-// It writes softmax, or log_softmax with LOG.
+// It writes softmax, or log_softmax with LOG, of scale * x over the positions
+// a mask keeps (common.cuh, Fused).
 //
 // Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
 // S * blockDim.x * 16 bytes of shared memory per block.
@@ -18,37 +19,18 @@
 // part (S > 0) to C = 1 only. C = 16 needs the
 // non-portable cluster size attribute, which the loader sets.
 //
+// Backward (softmax_split_row_backward, _cluster_backward): each block holds
+// its slice of y and dy in registers (K chunks of each per thread, no
+// shared-memory part), the cluster sums s (sum of dy * y, or of dy with LOG)
+// the same way, and every block writes its slice of dx.
+//
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the kernel's last argument is S; dynamic shared memory = S * blockDim.x * 16
-// bytes (above 48 KB after raising max_dynamic_shared_size_bytes).
+// the fused options (csm::Fused) after the row strides, then S; dynamic shared memory = S * blockDim.x * 16
+// bytes (above 48 KB after raising max_dynamic_shared_size_bytes). Backward:
+// no S and no dynamic shared memory; y and dy rows start at the same offset
+// from a 16-byte boundary.
 #include "common.cuh"
-
-// Thread-block cluster primitives (sm_90), written as the PTX they are:
-// a barrier across the cluster's blocks with release/acquire order on shared
-// memory, and a load of a variable's twin in another block's shared memory.
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-                 : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
-    return remote;
-}
-
-__device__ __forceinline__ csm::MaxSum<float> cluster_load(const csm::MaxSum<float>* local, unsigned rank) {
-    csm::MaxSum<float> v;
-    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.m), "=f"(v.s) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ csm::MaxSum<double> cluster_load(const csm::MaxSum<double>* local, unsigned rank) {
-    csm::MaxSum<double> v;
-    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
-    return v;
-}
 
 // 16 bytes global -> shared without passing through registers (sm_80+; a
 // plain copy before); the thread that issued the copies waits for them with
@@ -68,11 +50,24 @@ __device__ __forceinline__ void cp_async_wait_all() {
 #endif
 }
 
+// The chunks [first, end) of a row (of n elements, `shift` past a 16-byte
+// boundary) that block `rank` of a C-block cluster holds.
+struct Slice {
+    int first, end;
+    __device__ __forceinline__ Slice(long long n, int shift, int per_chunk, int rank, int C) {
+        const int chunks = csm::chunks_of(n, shift, per_chunk);
+        const int per_block = (chunks + C - 1) / C;
+        first = rank * per_block;
+        end = first + per_block < chunks ? first + per_block : chunks;
+    }
+};
+
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
-                                          int smem_chunks) {
+                                          const csm::Fused& fused, int smem_chunks) {
     using A = csm::acc_t<Tin, Tout>;
+    const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
     __shared__ State scratch[32];
@@ -86,11 +81,10 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         const Tin* xr = x + row * x_row_stride;
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
-        const int chunks = csm::chunks_of(n, shift, V);
-        const int per_block = (chunks + C - 1) / C;
-        const int first = rank * per_block;
-        const int end = first + per_block < chunks ? first + per_block : chunks;
+        const Slice slice(n, shift, V, rank, C);
+        const int first = slice.first, end = slice.end;
         const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        const csm::RowMask keep = fused.row(row);
         // The shared-memory part of the slice first, as asynchronous copies
         // (whole chunks) so they fly while the register part loads.
         for (int j = 0; j < smem_chunks; ++j) {
@@ -101,19 +95,24 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         }
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, first + t, b, end);
+        keep.apply(v, static_cast<int>(n), shift, first + t, b, end);
         A m = csm::chunks_max<A>(v);
         cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
-        for (int j = 0; j < smem_chunks; ++j) m = csm::chunk_max(m, cache[j * b + t]);
+        for (int j = 0; j < smem_chunks; ++j) {
+            if (first + (K + j) * b + t < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, first + (K + j) * b + t);
+            m = csm::chunk_max(m, cache[j * b + t]);
+        }
+        m *= scale;  // the max of scale * x (scale > 0)
         csm::Held<A, Tin, K, LOG> held;
-        A s = held.start(v, m);
-        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m));
+        A s = held.start(v, m, scale);
+        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale);
         State stats = csm::block_max_sum(State{m, s}, scratch);
         if constexpr (C > 1) {
             if (threadIdx.x == 0) partial[parity] = stats;
-            cluster_sync();
+            csm::cluster_sync();
             // lane r of every warp fetches block r's pair; the warp merges them
             const int lane = threadIdx.x & 31;
-            stats = lane < C ? cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
+            stats = lane < C ? csm::cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
             stats = csm::warp_max_sum(stats);
         }
         held.finish(stats);
@@ -123,7 +122,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         // or a loss, for the register-only launches and warp_rows).
         const bool streaming = smem_chunks > 0;
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first + t, b, end, held, streaming);
-        const auto prob = csm::normalizer<Tin, LOG>(stats);  // the shared-memory part, exponentiated again
+        const auto prob = csm::normalizer<Tin, LOG>(stats, scale);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
@@ -132,24 +131,86 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                     yr, static_cast<int>(n), shift, same_alignment, c,
                     [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, streaming);
         }
+        const Tout fill = csm::from_acc<Tout>(prob.masked());
+        keep.refill<V>(yr, static_cast<int>(n), shift, first + t, b, end, K + smem_chunks, !csm::finite_row(stats), fill);
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.
-        cluster_sync();
+        csm::cluster_sync();
     }
 }
 
 template <typename Tin, typename Tout, bool LOG, int K>
 __global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                                  long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+                                  long long x_row_stride, long long y_row_stride, double scale,
+                                  const unsigned char* __restrict__ mask, long long mask_row_stride,
+                                  long long mask_rows, int smem_chunks) {
+    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride,
+                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                              long long x_row_stride, long long y_row_stride, int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride, smem_chunks);
+                              long long x_row_stride, long long y_row_stride, double scale,
+                              const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
+                              int smem_chunks) {
+    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride,
+                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
+}
+#endif
+
+template <typename T, typename Tout, bool LOG, int K, int C>
+__device__ __forceinline__ void split_row_backward(const T* __restrict__ y, const T* __restrict__ dy,
+                                                   Tout* __restrict__ dx, long long rows, long long n,
+                                                   long long y_row_stride, long long dy_row_stride,
+                                                   long long dx_row_stride) {
+    using A = csm::acc_t<T, Tout>;
+    constexpr int V = csm::Vec<T>::size;
+    __shared__ A scratch[32];
+    __shared__ A partial[2];  // this block's share of s for the cluster, double-buffered by row parity
+    const int rank = blockIdx.x % C;
+    const long long clusters = gridDim.x / C;
+    const csm::Vec<T> zero = csm::zero_chunk<T>();
+    int parity = 0;
+    for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
+        const T* yr = y + row * y_row_stride;
+        const T* dyr = dy + row * dy_row_stride;
+        Tout* dxr = dx + row * dx_row_stride;
+        const int shift = csm::misalignment(yr);
+        const Slice slice(n, shift, V, rank, C);
+        const int first = slice.first, end = slice.end;
+        const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        csm::HeldGrad<A, T, K, LOG> held;
+        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
+        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
+        A s = csm::block_reduce(held.partial(), csm::SumOp<A>(), scratch);
+        if constexpr (C > 1) {
+            if (threadIdx.x == 0) partial[parity] = s;
+            csm::cluster_sync();
+            const int lane = threadIdx.x & 31;  // lane r fetches block r's share, in rank order
+            s = csm::warp_reduce(lane < C ? csm::cluster_load(&partial[parity], lane) : A(0), csm::SumOp<A>());
+        }
+        held.finish(s);
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first + t, b, end, held);
+    }
+    if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
+}
+
+template <typename T, typename Tout, bool LOG, int K>
+__global__ void softmax_split_row_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                           long long rows, long long n, long long y_row_stride,
+                                           long long dy_row_stride, long long dx_row_stride) {
+    split_row_backward<T, Tout, LOG, K, 1>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
+}
+
+#if __CUDA_ARCH__ >= 900
+template <typename T, typename Tout, bool LOG, int K, int C>
+__global__ void __cluster_dims__(C, 1, 1)
+    softmax_split_row_cluster_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                       long long rows, long long n, long long y_row_stride,
+                                       long long dy_row_stride, long long dx_row_stride) {
+    split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 #endif

@@ -5,20 +5,30 @@
 // K 16-byte chunks of its row in registers, read once with 16-byte loads and
 // written once with 16-byte stores; the row's max comes from a butterfly over
 // the G lanes, then its sum from a second over their sums rescaled to that max.
-// It writes softmax, or log_softmax with LOG. The grid is persistent: resident
-// blocks loop over groups of rows.
+// It writes softmax, or log_softmax with LOG, of scale * x over the positions
+// a mask keeps (common.cuh, Fused). The grid is persistent: resident blocks
+// loop over groups of rows.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
 //
+// Backward (softmax_warp_rows_backward): the same layout over a row's y and
+// dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
+// then dx written: one read of y and dy, one write of dx.
+//
 // Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
-// grid = min(ceil(rows / rows per block), resident blocks); no shared memory.
+// grid = min(ceil(rows / rows per block), resident blocks); no shared memory;
+// the fused options (csm::Fused) after the row strides.
+// Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
 template <typename Tin, typename Tout, bool LOG, int G, int K>
 __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
-                                  long long n, long long x_row_stride, long long y_row_stride) {
+                                  long long n, long long x_row_stride, long long y_row_stride, double scale,
+                                  const unsigned char* __restrict__ mask, long long mask_row_stride,
+                                  long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
+    const csm::Fused fused{scale, mask, mask_row_stride, mask_rows};
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -32,13 +42,45 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         Tout* yr = y + (live ? row : 0) * y_row_stride;
         const int shift = csm::misalignment(xr);
         const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
+        const csm::RowMask keep = fused.row(live ? row : 0);
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
-        const A thread_max = csm::chunks_max<A>(v);
+        keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
+        const A thread_max = csm::chunks_max<A>(v) * static_cast<A>(scale);
         csm::Held<A, Tin, K, LOG> held;
-        const A thread_sum = held.start(v, thread_max);
-        held.finish(csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum}));
+        const A thread_sum = held.start(v, thread_max, static_cast<A>(scale));
+        const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
+        held.finish(stats);
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
                                held);
+        keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), shift, lane_in_row, G, chunks, K,
+                                         !csm::finite_row(stats), csm::from_acc<Tout>(held.masked()));
+    }
+}
+
+template <typename T, typename Tout, bool LOG, int G, int K>
+__global__ void softmax_warp_rows_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                           long long rows, long long n, long long y_row_stride,
+                                           long long dy_row_stride, long long dx_row_stride) {
+    using A = csm::acc_t<T, Tout>;
+    const int lane_in_row = threadIdx.x & (G - 1);
+    constexpr int ROWS_PER_WARP = 32 / G;
+    const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long warp_step = static_cast<long long>(gridDim.x) * (blockDim.x >> 5) * ROWS_PER_WARP;
+    const csm::Vec<T> zero = csm::zero_chunk<T>();
+    for (long long first = warp * ROWS_PER_WARP; first < rows; first += warp_step) {  // as in the forward
+        const long long row = first + ((threadIdx.x & 31) / G);
+        const bool live = row < rows;
+        const T* yr = y + (live ? row : 0) * y_row_stride;
+        const T* dyr = dy + (live ? row : 0) * dy_row_stride;
+        Tout* dxr = dx + (live ? row : 0) * dx_row_stride;
+        const int shift = csm::misalignment(yr);
+        const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<T>::size) : 0;
+        csm::HeldGrad<A, T, K, LOG> held;
+        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
+        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
+        held.finish(csm::warp_reduce<G>(held.partial(), csm::SumOp<A>()));
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, lane_in_row, G, chunks,
+                             held);
     }
 }

@@ -3,7 +3,7 @@
 Writes <out>/suite-<gpu>.json (records), sweep-<gpu>.json, suite-<gpu>.md (table,
 cliffs, host cost) and suite-<gpu>.png, then prints a short summary. Runs from a
 checkout with PYTHONPATH set to it; COMMIT names the commit where .git is absent.
-Usage: python scripts/bench_suite.py [--suite FILE] [--out DIR] [--providers a,b] [--ops forward,log_softmax]
+Usage: python scripts/bench_suite.py [--suite FILE] [--out DIR] [--providers a,b] [--ops forward,log_softmax,backward,axis]
                                      [--repeat K] [--no-sweep] [--no-plot]
 """
 import argparse

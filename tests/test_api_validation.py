@@ -3,7 +3,7 @@ import numpy
 import pytest
 
 import cupysoftmax
-from cupysoftmax import api, dtypes
+from cupysoftmax import api, dtypes, gradients
 
 
 @pytest.mark.parametrize(
@@ -103,3 +103,71 @@ def test_overlap_is_the_bounds_test():
     assert api._overlap(1000, 1079, spans)  # one element shared
     assert not api._overlap(1000, 1080, spans)  # adjacent
     assert not api._overlap(1080, 1000, spans)
+
+
+@pytest.mark.parametrize("function", [cupysoftmax.softmax_backward, cupysoftmax.log_softmax_backward],
+                         ids=["softmax_backward", "log_softmax_backward"])
+def test_gradients_refuse_host_data_too(function):
+    with pytest.raises(TypeError, match=r"move it first with cupy\.asarray"):
+        function(numpy.ones((2, 3), numpy.float32), numpy.ones((2, 3), numpy.float32))
+
+
+@pytest.mark.parametrize(
+    "y, dy, error, message",
+    [(((2, 3), numpy.float32), ((3, 2), numpy.float32), ValueError, r"y has shape \(2, 3\) and dy \(3, 2\)"),
+     (((2, 3), numpy.float32), ((2, 3), numpy.float16), TypeError, "y has dtype float32 and dy float16"),
+     (((2, 3), numpy.int32), ((2, 3), numpy.int32), TypeError, "got integer dtype")],
+    ids=["shapes_differ", "dtypes_differ", "not_floating"],
+)
+def test_gradient_inputs_must_match_in_shape_and_dtype(y, dy, error, message):
+    with pytest.raises(error, match=message):
+        gradients.check_pair(y[0], y[1], dy[0], dy[1])
+
+
+def test_the_torch_wrappers_say_they_need_torch_where_it_is_missing():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="cupysoftmax.torch needs PyTorch"):
+            import cupysoftmax.torch  # noqa: F401
+    else:
+        pytest.skip("torch is installed here: the wrappers' GPU tests cover them")
+
+
+
+def _view(shape, axes, make=lambda a: a):
+    """api.columns_view of make(numpy.empty(shape, float32)) over `axes` (NumPy's strides are CuPy's)."""
+    a = make(numpy.empty(shape, numpy.float32))
+    return api.columns_view(a.shape, a.strides, a.itemsize, api.normalize_axes(axes, a.ndim))
+
+
+@pytest.mark.parametrize("shape, axes, make, view", [
+    ((32, 19, 512, 512), 1, None, (32, 19, 262144, 19 * 262144, 262144)),  # the issue's shapes
+    ((8192, 8192), 0, None, (1, 8192, 8192, 0, 8192)),
+    ((4, 6, 5, 7), (1, 2), None, (4, 30, 7, 210, 7)),  # a run of adjacent axes collapses
+    ((4, 6, 7), -2, None, (4, 6, 7, 42, 7)),  # negative axis
+    ((4, 6, 7), 1, lambda a: a[::-1, ::2], (4, 3, 7, -42, 14)),  # reversed outer, stepped softmax axis
+    ((4, 6, 8), 1, lambda a: a[:, :, 1:], (4, 6, 7, 48, 8)),  # inner sliced one in: still unit stride
+    ((4, 6, 1, 7), 1, None, (4, 6, 7, 42, 7)),  # a size-1 axis inside inner does not count
+    ((6, 4, 8), 1, lambda a: a.transpose(1, 0, 2)[:, ::2], (4, 3, 8, 8, 64)),  # outer and axis transposed
+], ids=["axis1_of_4d", "axis0_of_2d", "adjacent_pair", "negative_axis", "reversed_outer_stepped_axis",
+        "inner_offset_view", "size1_inner_axis", "outer_and_axis_transposed"])
+def test_columns_view_accepts_in_place_layouts(shape, axes, make, view):
+    assert _view(shape, axes, make or (lambda a: a)) == view
+
+
+@pytest.mark.parametrize("shape, axes, make", [
+    ((4, 6, 8), 1, lambda a: a[:, :, ::2]),  # stepped inner axis: a copy
+    ((4, 6, 8), 1, lambda a: a[:, :, ::-1]),  # reversed inner axis
+    ((4, 6, 8), 1, lambda a: a.transpose(0, 2, 1)),  # the softmax axis is the unit-stride one
+    ((4, 6, 8, 5), 1, lambda a: a.transpose(0, 1, 3, 2)),  # inner axes that do not collapse
+    ((4, 6, 8, 5), 1, lambda a: a[:, :, :, :4]),  # inner axes cut short: no single stride
+    ((4, 5, 6, 7), 2, lambda a: a[:, :3]),  # outer axes cut short: no single stride
+    ((4, 6, 8), (0, 2), lambda a: a),  # axes that are not one run
+    ((4, 6, 8), (1, 2), lambda a: a),  # trailing axes: rows
+    ((4, 6, 1), 1, lambda a: a),  # inner of one element: rows
+    ((), None, lambda a: a),  # a 0-d array: no axes
+], ids=["stepped_inner", "reversed_inner", "transposed_inner", "inner_pair_transposed", "inner_pair_cut",
+        "outer_pair_cut", "axes_not_a_run", "trailing_axes", "inner_one_element", "zero_d"])
+def test_columns_view_refuses_what_needs_a_copy(shape, axes, make):
+    assert _view(shape, axes, make) is None

@@ -41,8 +41,18 @@ def test_log_softmax_is_built_for_the_variants_that_compute_it():
     assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
     assert "softmax_split_row_cluster<float, float, true, 8, 16>" in names
     assert "softmax_two_pass<float, float, true, 4>" in names
+    assert "softmax_strided_cluster<__nv_bfloat16, float, true, 32, 16>" in names
     assert "softmax_online<double, double, true>" in names
     assert not any(name.startswith("softmax_naive") and "true" in name for name in names)
+
+
+def test_gradients_are_built_for_their_variants_in_one_type():
+    names = {r.expression for r in loader.build("sm_90")}
+    assert "softmax_warp_rows_backward<__half, __half, true, 32, 8>" in names
+    assert "softmax_split_row_backward<double, double, false, 8>" in names
+    assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 16>" in names
+    assert not any("_backward<__half, float" in name or "_backward<__nv_bfloat16, float" in name for name in names)
+    assert "softmax_two_pass_backward<float, float, true, 4>" in names
 
 
 def test_static_shared_scratch_is_reported():

@@ -30,7 +30,7 @@ def test_classic_variant_refuses_and_the_next_call_works(rng):
 
 
 @pytest.mark.parametrize("shape, axis", [((6, 70), 0), ((3, 4, 50), (1, 2)), ((5, 7), None)],
-                         ids=["axis0_transposed_copy", "trailing_pair_row_view", "none_all_axes"])
+                         ids=["axis0_strided_in_place", "trailing_pair_row_view", "none_all_axes"])
 def test_axes(rng, shape, axis):
     x = draw(rng, shape, numpy.float32)
     out = poisoned(shape, numpy.float32)

@@ -153,10 +153,82 @@ def test_unknown_variant_names_the_known_ones(h100):
         h100.plan("fast", 1, 1, F32, fake_facts)
 
 
-def test_every_variant_auto_can_pick_computes_every_op():
-    # the op narrows only variants asked by name (Planner.plan)
+def test_every_variant_auto_can_pick_computes_both_forward_ops():
+    # for softmax and log_softmax the op narrows only variants asked by name (Planner.plan)
     for name in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER):
-        assert registry.VARIANTS[name].ops == (registry.SOFTMAX, registry.LOG_SOFTMAX), name
+        assert {registry.SOFTMAX, registry.LOG_SOFTMAX} <= set(registry.VARIANTS[name].ops), name
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
+                                                  (8, 128256, "split_row", (8, 16))],
+                         ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_long_rows_split_row_cluster"])
+def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
+    launch = h100.plan("auto", m, n, F32, split_facts, op=op)
+    assert (launch.variant, launch.knobs, launch.smem, launch.args) == (variant, knobs, 0, ())
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_memory(h100, op):
+    # 8192 x 50257 float32: the forward keeps part of a row in shared memory (one block per row);
+    # the gradient kernels hold y and dy in registers only, so a cluster splits the row
+    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, 1)
+    launch = h100.plan("auto", 8192, 50257, F32, split_facts, op=op)
+    assert launch.variant == "split_row" and launch.knobs[1] > 1 and launch.smem == 0
+
+
+def gradient_facts(name, knobs):
+    """Registers of split_row's half-precision gradient kernels by K, about as sm_90 builds them."""
+    regs = {2: 47, 4: 82, 8: 151}[knobs[0]]
+    return KernelFacts(num_regs=regs, static_smem=144, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize("n", [26632, 32000, 32768], ids=["n26632_one_chunk_past_a_block", "vocab32000", "n32768"])
+def test_gradient_rows_one_block_cannot_hold_go_to_clusters_below_the_forwards_threshold(h100, n):
+    # 151 registers a thread: 416 threads x 8 chunks = 3328 chunks a block, fewer than
+    # SPLIT_CLUSTER_MIN_CHUNKS (4096), below which the forward never tries clusters
+    launch = h100.plan("split_row", 4096, n, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
+    assert launch.knobs[1] > 1 and launch.smem == 0 and launch.args == ()
+
+
+def test_without_clusters_a_refusal_names_one_block():
+    with pytest.raises(UnsuitableVariant, match="does not fit in one block's registers"):
+        Planner(SMALL).plan("split_row", 8, 32000, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
+
+
+# (slices, rows a group): 2048-chunk slices (float16 256, float32 512) but at most the grid (528 blocks)
+# over the rows of a group; a group holds 25 MB of what the second pass rereads: softmax's y and dy,
+# log_softmax's dy (three float16 rows of 8 MB)
+@pytest.mark.parametrize("pair, partial, softmax_args, log_args", [(F16, 4, (256, 1), (176, 3)),
+                                                                   (F32, 4, (512, 1), (512, 1)),
+                                                                   (F64, 8, (528, 1), (528, 1))],
+                         ids=["float16", "float32", "float64"])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op, pair, partial, softmax_args,
+                                                                               log_args):
+    launch = h100.plan("auto", 4, 4194304, pair, split_facts, op=op)
+    slices, group_rows = softmax_args if op == registry.SOFTMAX_BACKWARD else log_args
+    assert launch.variant == "two_pass" and tuple(map(int, launch.args)) == (slices, group_rows)
+    assert launch.workspace == 4 * slices * partial + 4 * 4  # an accumulator-type sum a piece, a counter a row
+
+
+@pytest.mark.parametrize("op, arrays", [(registry.SOFTMAX_BACKWARD, 2), (registry.LOG_SOFTMAX_BACKWARD, 1)])
+def test_two_pass_groups_what_its_second_pass_rereads(h100, op, arrays):
+    # softmax's gradient rereads y and dy, log_softmax's dy only (its first pass reads no y)
+    launch = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
+    assert int(launch.args[1]) == 50 * 2**20 // 2 // (arrays * 1048576 * 4)
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_gradients_of_rows_past_the_chunk_index_are_refused_with_the_reason(h100, op):
+    with pytest.raises(UnsuitableVariant, match=rf"no variant computes {op} for rows of 2147483648 float32"):
+        h100.plan("auto", 1, 2**31, F32, split_facts, op=op)
+
+
+@pytest.mark.parametrize("variant", ["naive", "online", "smem_cached"])
+def test_variants_without_gradients_refuse_them_by_name(h100, variant):
+    with pytest.raises(UnsuitableVariant, match=r"variants with softmax_backward: warp_rows, split_row, two_pass"):
+        h100.plan(variant, 8, 1000, F32, fake_facts, op=registry.SOFTMAX_BACKWARD)
 
 
 @pytest.mark.parametrize("variant", ["naive", "smem_tree", "warp", "block", "registers", "smem_cached"])
@@ -273,3 +345,75 @@ def test_rows_past_int_indexing_go_to_online(h100):
         h100.plan("two_pass", 1, 2**31, F32, fake_facts)
     assert h100.plan("auto", 1, 2**31, F32, fake_facts).variant == "online"
     assert h100.plan("auto", 1, 2**31 - 32, F32, fake_facts).variant == "two_pass"
+
+
+# -- strided: softmax down the columns of an (outer, N, inner) view ---------------------------------------------
+
+# registers of the float32 strided kernels by (R, C > 1), as `cupysoftmax build --arch sm_90` reports them
+STRIDED_REGISTERS_SM90_F32 = {(8, False): 46, (8, True): 56, (16, False): 54, (16, True): 64, (32, False): 70,
+                              (32, True): 80}
+
+
+def strided_facts(name, knobs):
+    regs = STRIDED_REGISTERS_SM90_F32[knobs[0], knobs[1] > 1]
+    return KernelFacts(num_regs=regs, static_smem=0, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize(
+    "outer, n, inner, knobs, block, block_y, grid",
+    [(32, 19, 512 * 512, (32, 1), 256, 1, 32 * 1024),  # softmax(x, axis=1) of (32, 19, 512, 512): a column a thread
+     (1, 8192, 8192, (32, 16), 32, 16, 256 * 16),  # axis 0 of (8192, 8192): 80 registers allow 800 threads, so 16 x 32
+     (4, 2, 100, (8, 1), 128, 1, 4),  # tiny N: R = 8, no more columns than inner has (100 -> 128)
+     (3, 40, 1000, (32, 1), 128, 2, 3 * 8),  # two row-threads of 20 rows: R = 32 still (16 is too few)
+     (2, 100, 64, (32, 1), 64, 4, 2),  # four row-threads of 25 rows
+     (5, 12, 1000, (16, 1), 256, 1, 5 * 4),  # a column of 12: R = 16, one row-thread, 256 columns a block
+     (1, 896, 33, (32, 1), 32, 28, 2),  # one block at its 896-thread limit (70 registers)
+     (1, 897, 33, (32, 2), 32, 15, 2 * 2)],  # one row more: a cluster of two, 449 rows each over 15 row-threads
+    ids=["axis1_of_32x19x512x512", "axis0_of_8192x8192_cluster16", "tiny_n_narrow_inner", "n40_two_row_threads",
+         "n100_four_row_threads", "n12_r16", "one_block_full", "one_row_past_a_block_cluster2"],
+)
+def test_strided_holds_a_column_in_the_fewest_blocks(h100, outer, n, inner, knobs, block, block_y, grid):
+    launch = h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+    assert (launch.variant, launch.knobs, launch.block, launch.block_y, launch.grid) == (
+        "strided", knobs, block, block_y, grid)
+    c = knobs[1]
+    assert launch.block * launch.block_y <= max_threads(STRIDED_REGISTERS_SM90_F32[knobs[0], c > 1])
+    assert c * block_y * knobs[0] >= n  # the column fits
+    assert launch.smem == (2 * block * block_y + (2 * (2 + c) * block if c > 1 else 0)) * 4
+
+
+def test_strided_takes_float64_accumulators_in_shared_memory(h100):
+    launch = h100.plan_columns("strided", 2, 19, 4096, F64, strided_facts)
+    assert launch.smem == 2 * launch.block * launch.block_y * 8
+
+
+@pytest.mark.parametrize("outer, n, inner", [(1, 12801, 64), (8, 100_000, 32)], ids=["past_16x25x32", "vocab_column"])
+def test_strided_refuses_a_column_past_a_cluster_of_16(h100, outer, n, inner):
+    with pytest.raises(UnsuitableVariant, match=rf"a column of {n} float32 does not fit in a cluster of 16 blocks"):
+        h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+
+
+def test_strided_without_clusters_holds_a_column_in_one_block():
+    small = Planner(SMALL)
+    assert small.plan_columns("auto", 1, 896, 64, F32, strided_facts).knobs == (32, 1)
+    with pytest.raises(UnsuitableVariant, match="a column of 897 float32 does not fit in one block"):
+        small.plan_columns("auto", 1, 897, 64, F32, strided_facts)
+
+
+def test_strided_grid_stops_at_the_grid_limit(h100):
+    launch = h100.plan_columns("auto", 2**31, 4, 64, F32, strided_facts)  # 2^31 items of 64 columns: the kernel loops
+    assert launch.grid == 2**31 - 1 and launch.block == 64
+
+
+def test_strided_reads_columns_and_row_variants_read_rows(h100):
+    with pytest.raises(UnsuitableVariant, match=r"strided reads columns.*variants that can: naive"):
+        h100.plan("strided", 8, 1000, F32, fake_facts)
+    with pytest.raises(UnsuitableVariant, match="split_row reads rows; .* in place: strided"):
+        h100.plan_columns("split_row", 1, 100, 64, F32, fake_facts)
+    assert "strided" not in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER)  # auto over rows never picks it
+
+
+def test_strided_computes_both_forward_ops_only(h100):
+    assert h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.LOG_SOFTMAX).knobs == (32, 1)
+    with pytest.raises(UnsuitableVariant, match="strided computes softmax, log_softmax only"):
+        h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD)

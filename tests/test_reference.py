@@ -100,3 +100,32 @@ def test_a_reference_past_the_output_range_is_that_types_infinity():
 def test_log_softmax_tolerance_adds_an_absolute_term():
     assert reference.tolerance(numpy.float32, "log_softmax").atol == 1e-5
     assert reference.tolerance(numpy.float32).atol == 1e-37
+
+
+@pytest.mark.parametrize("op, forward", [("softmax_backward", reference.softmax),
+                                         ("log_softmax_backward", reference.log_softmax)])
+@pytest.mark.parametrize("axis", [-1, 0, (0, 1)])
+def test_gradients_are_the_vector_jacobian_product_of_the_forward(op, forward, axis):
+    # central differences of L(x) = sum(dy * forward(x)) in float64 against the closed form
+    rng = numpy.random.default_rng(7)
+    x = rng.standard_normal((3, 5))
+    dy = rng.standard_normal((3, 5))
+    dx = reference.GRADIENTS[op](forward(x, axis=axis), dy, axis=axis)
+    h = 1e-6
+    numeric = numpy.empty_like(x)
+    for i in numpy.ndindex(x.shape):
+        step = numpy.zeros_like(x)
+        step[i] = h
+        numeric[i] = (numpy.sum(dy * forward(x + step, axis=axis)) - numpy.sum(dy * forward(x - step, axis=axis))) / (2 * h)
+    numpy.testing.assert_allclose(dx, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_gradient_scale_lets_cancellation_pass_and_catches_real_errors():
+    y = reference.softmax(numpy.array([[0.0, 1.0, 2.0]]), axis=-1)
+    dy = numpy.ones_like(y)  # s = 1: dx = y (1 - 1) = 0 exactly, float32 would leave about 1e-8
+    expected = reference.softmax_backward(y, dy)
+    scale = reference.gradient_scale(y, dy, "softmax_backward")
+    off_by_rounding = expected + 1e-8
+    assert reference.error_ratio(off_by_rounding, expected, numpy.float32, "softmax_backward", scale) <= 1
+    assert reference.error_ratio(off_by_rounding, expected, numpy.float32, "softmax_backward") > 1  # |dx| = 0 alone
+    assert reference.error_ratio(expected + 1e-3, expected, numpy.float32, "softmax_backward", scale) > 1

@@ -69,6 +69,19 @@ def test_record_counts_read_and_write_bytes():
     assert r["op"] == "forward" and rec(1, 8, "float32", "torch", None, ok=None)["GBps"] is None
 
 
+def test_gradient_records_count_y_dy_and_dx_bytes():
+    r = suite._record({"M": 4096, "N": 1024, "dtype": "bfloat16"}, "torch", 0.01, True, op="backward")
+    assert r["GBps"] == pytest.approx(3 * 4096 * 1024 * 2 / 0.01e-3 / 1e9) and r["op"] == "backward"
+
+
+@pytest.mark.parametrize("provider", ["triton", "cupyx", "jax"])
+def test_providers_without_a_softmax_gradient_say_so(provider):
+    pytest.importorskip("cupy")
+    y = numpy.ones((2, 3), numpy.float32)
+    with pytest.raises(suite.Unsupported):
+        suite.PROVIDERS[provider](suite.Gradient(y, y, y), "softmax_backward")
+
+
 def hand_made_records():
     # shape 1: ours 2x faster than torch; shape 2: 8x; shape 3: torch did not run
     return [
@@ -107,8 +120,10 @@ def test_markdown_table_says_when_torch_never_ran():
 def test_op_names_default_to_forward_and_reject_unknown_ones():
     assert suite.op_names(None) == ["forward"]
     assert suite.op_names("log_softmax, forward") == ["log_softmax", "forward"]
-    with pytest.raises(ValueError, match="unknown op 'backward'"):
-        suite.op_names("forward,backward")
+    assert suite.op_names("forward,backward") == ["forward", "backward"]
+    with pytest.raises(ValueError, match="unknown op 'grad'; choose from: forward, log_softmax, backward, "
+                                         "log_softmax_backward, axis"):
+        suite.op_names("forward,grad")
 
 
 def test_each_op_gets_its_own_table_and_geometric_mean():
@@ -141,6 +156,9 @@ def test_time_records_name_ops_as_the_suite_does():
 
     assert bench.as_records(4, 8, "float32", 1.0, [])[0]["op"] == "forward"
     assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax")[0]["op"] == "log_softmax"
+    gradient = bench.as_records(4, 8, "float32", 1.0, [], "softmax_backward")[0]
+    assert gradient["op"] == "backward" and gradient["GBps"] == pytest.approx(3 * 4 * 8 * 4 / 1.0e3)
+    assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax_backward")[0]["op"] == "log_softmax_backward"
 
 
 def test_summary_names_the_best_peer_that_ran():
@@ -217,3 +235,31 @@ def test_the_script_runs_from_a_checkout_without_an_install(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 2
     assert "unknown provider 'tvm'" in done.stderr
+
+
+def test_axis_records_carry_the_array_and_its_axis():
+    shapes = suite.axis_shapes()
+    assert [(s["M"], s["N"], s["axis"]) for s in shapes] == [(32 * 512 * 512, 19, 1), (8192, 8192, 0)]
+    r = suite._record(shapes[0], "cupysoftmax", 1.0, True, op="axis")
+    assert r["op"] == "axis" and r["shape"] == [32, 19, 512, 512] and r["axis"] == 1
+    assert r["GBps"] == pytest.approx(2 * 32 * 19 * 512 * 512 * 4 / 1e-3 / 1e9)  # read x, write y
+    assert "axis" not in rec(4, 8, "float32", "torch", 1.0)
+
+
+@pytest.mark.parametrize("provider", ["triton", "liger"])
+def test_last_axis_peers_refuse_a_middle_axis(provider):
+    over = suite.Over(numpy.ones((2, 3, 4), numpy.float32), 1, 0)
+    with pytest.raises(suite.Unsupported, match="last axis only"):  # said before looking for torch
+        suite.PROVIDERS[provider](over, "softmax")
+
+
+def test_axis_report_has_its_own_section_naming_the_arrays():
+    pytest.importorskip("cupy")  # the header names CuPy's version
+    shapes = suite.axis_shapes()
+    records = [suite._record(s, p, ms, True, op="axis") for s in shapes for p, ms in (("copy", 1.0), ("cupysoftmax", 1.25))]
+    host = {"softmax_us": 15.0, "raw_kernel_us": 6.0, "ratio": 2.5, "alloc_and_launch_us": 13.0, "rounds": 5,
+            "repeat": 2000}
+    text = suite.report(records, None, host, "GPU", 50)
+    assert text.startswith("# softmax over a middle axis against the peers")
+    assert "32 × 19 × 512 × 512 float32 over axis 1; 8192 × 8192 float32 over axis 0" in text
+    assert "| 8388608 | 19 | float32 |" in text and "| 80% |" in text

@@ -1,0 +1,80 @@
+"""scale= and where=, the forward's fused options: checked, and laid out as the kernels take them.
+
+softmax(x, scale=s, where=mask) is softmax(s * x) over the positions where
+mask holds (JAX's `where=`): masked-out positions come out 0 (log_softmax:
+-inf) and take no part in the max or the sum; a row masked out everywhere
+comes out all 0 (all -inf). The kernels fold s into the exponent's multiply
+(no instruction more) and read the mask as one byte per element, in place
+when its rows can be addressed as row r -> mask row r % P (a mask broadcast
+over leading axes, such as an attention mask of shape (1, 1, S, N) against
+(B, H, S, N)), else through one contiguous copy of the broadcast mask.
+Only the variants with `fused` in the registry take them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy
+
+# The kernels' arguments for a call without options: scale, mask (a null
+# pointer), mask row stride in bytes, mask rows.
+PLAIN = (1.0, 0, 0, 1)
+
+
+def is_plain(scale, where) -> bool:
+    """Whether a call passes no option: the hot path's test, before any check."""
+    return where is None and type(scale) is float and scale == 1.0
+
+
+def check_scale(scale) -> float:
+    """scale as a float; TypeError unless a real number, ValueError unless finite and > 0."""
+    if isinstance(scale, (bool, numpy.bool_)) or not isinstance(scale, (int, float, numpy.integer, numpy.floating)):
+        raise TypeError(f"scale must be a real number; got {type(scale).__name__}")
+    value = float(scale)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"scale must be finite and > 0 (softmax(scale * x), a temperature of 1 / scale); got {scale!r}")
+    return value
+
+
+def check_where(where, shape, device_id) -> None:
+    """TypeError / ValueError unless `where` (a CuPy array) is a boolean mask broadcastable to `shape` on the device."""
+    if where.dtype != numpy.bool_:
+        raise TypeError(f"where must be a boolean array; got dtype {where.dtype}")
+    try:
+        broadcast = numpy.broadcast_shapes(where.shape, tuple(shape))
+    except ValueError:
+        broadcast = None
+    if broadcast != tuple(shape):
+        raise ValueError(f"where has shape {where.shape}, which does not broadcast to the input's {tuple(shape)}")
+    if where.device.id != device_id:
+        raise ValueError(f"where is on device {where.device.id}; the input is on device {device_id}")
+
+
+def mask_rows(where, shape, axes, m: int, n: int, rows_view):
+    """(mask as a (P, N) array whose row r % P is row r's mask, P).
+
+    In place when, after dropping outer axes that the mask broadcasts over
+    (stride 0), its rows have one stride and unit inner stride (`rows_view`,
+    api's); otherwise one contiguous copy of the broadcast mask (P = M).
+    """
+    import cupy
+
+    k = len(axes)
+    moved = cupy.moveaxis(cupy.broadcast_to(where, shape), axes, tuple(range(len(shape) - k, len(shape))))
+    lead = moved.ndim - k
+    for dropped in range(lead + 1):
+        if dropped and moved.strides[dropped - 1] != 0 and moved.shape[dropped - 1] != 1:
+            break  # an outer axis the mask does not broadcast over: its rows are not periodic
+        sub = moved[(0,) * dropped]
+        m2 = rows_view(sub, tuple(range(sub.ndim - k, sub.ndim)))
+        if m2 is not None:
+            return m2, m2.shape[0]
+    return cupy.ascontiguousarray(moved).reshape(m, n), m
+
+
+def kernel_args(scale: float, mask) -> tuple:
+    """The kernels' fused arguments for a scale and a (mask (P, N), P) pair or None."""
+    if mask is None:
+        return (scale, 0, 0, 1)
+    m2, period = mask
+    return (scale, m2, m2.strides[0], period)

@@ -1,0 +1,95 @@
+"""scale= and where= without a GPU: their checks, the planner's rule, the reference's semantics."""
+from types import SimpleNamespace
+
+import numpy
+import pytest
+
+from cupysoftmax import fused, reference
+from cupysoftmax import variants as registry
+from cupysoftmax.errors import UnsuitableVariant
+from cupysoftmax.planner import Planner
+
+from fakes import H100
+from test_planner import F32, fake_facts
+
+
+@pytest.mark.parametrize("scale", [2, 0.5, numpy.float32(0.25), numpy.int64(3), 1e-30])
+def test_scales_are_positive_finite_reals(scale):
+    assert fused.check_scale(scale) == float(scale)
+
+
+@pytest.mark.parametrize("scale, error", [(0.0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),
+                                          (float("nan"), ValueError), ("2", TypeError), (True, TypeError),
+                                          (None, TypeError), (1 + 2j, TypeError)])
+def test_bad_scales_raise(scale, error):
+    with pytest.raises(error, match="scale must be"):
+        fused.check_scale(scale)
+
+
+@pytest.mark.parametrize("scale, where, plain", [(1.0, None, True), (2.0, None, False), (1, None, False),
+                                                 (1.0, "mask", False)])
+def test_only_the_defaults_take_the_plain_path(scale, where, plain):
+    # an int 1 goes through check_scale (the hot path tests the default float only)
+    assert fused.is_plain(scale, where) is plain
+
+
+def fake_mask(shape, dtype=numpy.bool_, device=0):
+    return SimpleNamespace(shape=shape, dtype=numpy.dtype(dtype), device=SimpleNamespace(id=device))
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (5,), (1, 5), (4, 1), (1,), ()])
+def test_masks_that_broadcast_pass(shape):
+    fused.check_where(fake_mask(shape), (4, 5), 0)
+
+
+@pytest.mark.parametrize("mask, error, message", [
+    (fake_mask((4, 5), numpy.float32), TypeError, "boolean"),
+    (fake_mask((3, 5)), ValueError, "does not broadcast"),
+    (fake_mask((2, 4, 5)), ValueError, "does not broadcast"),  # would broadcast x up
+    (fake_mask((4, 5), device=1), ValueError, "device 1"),
+])
+def test_bad_masks_raise(mask, error, message):
+    with pytest.raises(error, match=message):
+        fused.check_where(mask, (4, 5), 0)
+
+
+def test_kernel_args_without_a_mask_pass_a_null_pointer():
+    assert fused.kernel_args(2.0, None) == (2.0, 0, 0, 1)
+    assert fused.kernel_args(1.0, None) == fused.PLAIN
+
+
+@pytest.mark.parametrize("variant", [name for name, v in registry.VARIANTS.items() if not v.fused])
+def test_variants_without_options_refuse_them(variant):
+    with pytest.raises(UnsuitableVariant, match="takes no scale= or where=; variants that do: "
+                                                "warp_rows, split_row, two_pass"):
+        Planner(H100).plan(variant, 4, 1000, F32, fake_facts, op=registry.SOFTMAX, fused=True)
+
+
+@pytest.mark.parametrize("n, variant", [(100, "warp_rows"), (50257, "split_row"), (4_194_304, "two_pass")],
+                         ids=["short_rows_warp_rows", "vocab_split_row", "past_a_cluster_two_pass"])
+def test_auto_with_options_picks_what_it_picks_without(n, variant):
+    h100 = Planner(H100)
+    with_options = h100.plan("auto", 8, n, F32, fake_facts, fused=True)
+    assert with_options.variant == variant
+    assert with_options == h100.plan("auto", 8, n, F32, fake_facts)
+
+
+def test_auto_with_options_refuses_rows_only_online_serves():
+    with pytest.raises(UnsuitableVariant, match="with scale= or where="):
+        Planner(H100).plan("auto", 1, 2**31, F32, fake_facts, fused=True)
+
+
+@pytest.mark.parametrize("function, masked", [(reference.softmax, 0.0), (reference.log_softmax, -numpy.inf)])
+def test_reference_masks_like_jax(function, masked):
+    x = numpy.array([[1.0, numpy.nan, 3.0], [numpy.nan, numpy.nan, numpy.nan], [-numpy.inf, 2.0, 5.0]])
+    keep = numpy.array([[True, False, True], [False, False, False], [True, False, False]])
+    got = function(x, -1, scale=2.0, where=keep)
+    plain = function(numpy.array([2.0, 6.0]), -1)
+    numpy.testing.assert_allclose(got[0, [0, 2]], plain)
+    assert got[0, 1] == masked and (got[1] == masked).all()  # a row masked out everywhere
+    assert numpy.isnan(got[2, 0]) and (got[2, 1:] == masked).all()  # kept values all -inf: NaN, as unmasked
+
+
+def test_reference_scale_is_softmax_of_scaled_x():
+    x = numpy.random.default_rng(0).standard_normal((3, 50))
+    numpy.testing.assert_allclose(reference.softmax(x, -1, scale=0.3), reference.softmax(0.3 * x, -1))

@@ -1,0 +1,174 @@
+"""softmax_backward and log_softmax_backward on the GPU against the float64 reference.
+
+y is the forward's own output (softmax or log_softmax of fresh standard normal
+x 3), dy fresh standard normal; dx is poisoned with NaN before every launch and
+compared with reference.GRADIENTS within reference.gradient_scale.
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, reference
+from cupysoftmax import variants as registry
+from test_gpu_softmax import draw, poisoned
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+VARIANTS = ["auto", *(name for name, v in registry.VARIANTS.items() if registry.SOFTMAX_BACKWARD in v.ops)]
+FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
+DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
+
+# (id naming the code path it reaches on the H100, M, N)
+SHAPES = [
+    ("n1_one_lane", 5, 1),
+    ("n33_warp_rows_tail", 5, 33),
+    ("n1000_warp_rows_full_warp", 4, 1000),
+    ("n4097_split_row_block_tail", 3, 4097),
+    ("n50257_split_row_cluster", 2, 50257),
+    ("m1_single_row", 1, 2049),
+    ("m5000_persistent_warp_rows", 5000, 67),
+    ("n32000_half_rows_past_one_block_cluster", 4, 32000),  # half precision: y and dy outgrow a block's registers
+    ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters in every type; two_pass by name
+]
+# y, dy and dx contiguous; all three views one element in (same misalignment);
+# dy misaligned against y (the kernels pair their chunks: one contiguous copy of each);
+# dx misaligned against y and dy (dx's element stores).
+LAYOUTS = ["contiguous", "offset_views", "dy_misaligned_against_y", "dx_misaligned_against_y"]
+
+
+def inputs(rng, op, shape, dtype, layout):
+    m, n = shape
+    wide = (m, n + 1)
+    x = draw(rng, wide if layout == "offset_views" else shape, dtype)
+    y = api.FUNCTIONS[FORWARD[op]](x, axis=-1)
+    dy = draw(rng, wide if layout in ("dy_misaligned_against_y", "offset_views") else shape, dtype, scale=1.0)
+    if layout == "offset_views":
+        return y[:, 1:], dy[:, 1:], poisoned(wide, dtype)[:, 1:]
+    if layout == "dy_misaligned_against_y":
+        return y, dy[:, 1:], poisoned(shape, dtype)
+    if layout == "dx_misaligned_against_y":
+        return y, dy, poisoned(wide, dtype)[:, 1:]
+    return y, dy, poisoned(shape, dtype)
+
+
+def check(op, y, dy, dx, dtype, axis=-1):
+    y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
+    expected = reference.GRADIENTS[op](y_host, dy_host, axis=axis)
+    reference.assert_close(cupy.asnumpy(dx), expected, dtype, op, reference.gradient_scale(y_host, dy_host, op, axis))
+
+
+# split_row's log_softmax gradient in float64 at 8 chunks a thread takes 102 registers on sm_90
+# (softmax's 96, `cupysoftmax build`): too few threads a block for a 16-block cluster to hold
+# y and dy of 150001 doubles (refused on the H100, 2026-11-22).
+SPLIT_ROW_REFUSES = {(registry.LOG_SOFTMAX_BACKWARD, numpy.dtype(numpy.float64), 150_001)}
+
+
+def refuses(variant, op, n, dtype):
+    """The variants a refusal names, or None where `variant` serves the row.
+
+    warp_rows holds a row in one warp: 32 lanes x 8 chunks of 16 bytes (a
+    misaligned row one chunk more); split_row holds it in a cluster's registers.
+    """
+    beyond_split_row = (op, numpy.dtype(dtype), n) in SPLIT_ROW_REFUSES
+    if variant == "split_row" and beyond_split_row:
+        return "two_pass"
+    if variant == "warp_rows" and -(-(n + 16 // dtype.itemsize - 1) // (16 // dtype.itemsize)) > 256:
+        return "two_pass" if beyond_split_row else "split_row, two_pass"
+    return None
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_matches_reference(rng, variant, op, dtype, case, layout):
+    _, m, n = case
+    y, dy, dx = inputs(rng, op, (m, n), dtype, layout)
+    function = gradients.GRADIENTS[op]
+    can = refuses(variant, op, n, dtype)
+    if can:
+        with pytest.raises(UnsuitableVariant, match=f"variants that can: {can}$"):
+            function(y, dy, out=dx, variant=variant)
+        return
+    assert function(y, dy, out=dx, variant=variant) is dx
+    check(op, y, dy, dx, dtype)
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_a_nan_in_dy_makes_only_its_row_nan(rng, op):
+    y, dy, _ = inputs(rng, op, (4, 3000), numpy.float32, "contiguous")
+    dy[2, 1234] = numpy.nan
+    dx = cupy.asnumpy(gradients.GRADIENTS[op](y, dy))
+    assert numpy.isnan(dx[2]).all() and not numpy.isnan(dx[[0, 1, 3]]).any()
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_a_nan_in_y_spoils_the_row_for_softmax_and_the_element_for_log_softmax(rng, op):
+    y, dy, _ = inputs(rng, op, (4, 3000), numpy.float32, "contiguous")
+    y[1, 17] = numpy.nan
+    dx = cupy.asnumpy(gradients.GRADIENTS[op](y, dy))
+    nan = numpy.isnan(dx)
+    if op == registry.SOFTMAX_BACKWARD:  # s = sum(dy y)
+        assert nan[1].all() and not nan[[0, 2, 3]].any()
+    else:  # s = sum(dy): only dx[1, 17] = dy - exp(NaN) s
+        assert nan[1, 17] and nan.sum() == 1
+
+
+@pytest.mark.parametrize("shape, axis", [((6, 70), 0), ((3, 4, 50), (1, 2)), ((5, 7), None)],
+                         ids=["axis0_transposed_copy", "trailing_pair_row_view", "none_all_axes"])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_axes(rng, op, shape, axis):
+    x = draw(rng, shape, numpy.float32)
+    y = api.FUNCTIONS[FORWARD[op]](x, axis=axis)
+    dy = draw(rng, shape, numpy.float32, scale=1.0)
+    dx = poisoned(shape, numpy.float32)
+    gradients.GRADIENTS[op](y, dy, axis=axis, out=dx)
+    check(op, y, dy, dx, numpy.float32, axis)
+
+
+@pytest.mark.parametrize("alias", ["dy", "y"])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_out_may_be_dy_or_y(rng, op, alias):
+    y, dy, _ = inputs(rng, op, (64, 1000), numpy.float32, "contiguous")
+    y_before, dy_before = y.copy(), dy.copy()
+    out = dy if alias == "dy" else y
+    assert gradients.GRADIENTS[op](y, dy, out=out) is out
+    check(op, y_before, dy_before, out, numpy.float32)
+
+
+def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
+    y, dy, _ = inputs(rng, registry.SOFTMAX_BACKWARD, (8, 300), numpy.float32, "contiguous")
+    with pytest.raises(ValueError, match="they must be the same"):
+        gradients.softmax_backward(y, dy[:, :299])
+    with pytest.raises(TypeError, match="y has dtype float32 and dy float16"):
+        gradients.softmax_backward(y, dy.astype(numpy.float16))
+    with pytest.raises(TypeError, match="out has dtype float64"):
+        gradients.softmax_backward(y, dy, out=cupy.empty((8, 300), numpy.float64))
+    with pytest.raises(UnsuitableVariant, match="naive computes softmax only; variants with softmax_backward"):
+        gradients.softmax_backward(y, dy, variant="naive")
+    dx = poisoned((8, 300), numpy.float32)
+    gradients.softmax_backward(y, dy, out=dx)
+    check(registry.SOFTMAX_BACKWARD, y, dy, dx, numpy.float32)
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("m, n, dtype, layout", [(3, 2**22 + 3, dtypes.FLOAT32, "contiguous"),
+                                                 (40, 1_000_003, dtypes.FLOAT32, "contiguous"),
+                                                 (40, 1_000_003, dtypes.BFLOAT16, "offset_views")],
+                         ids=["few_huge_rows_one_a_group", "groups_of_rows", "groups_of_bfloat16_views"])
+def test_rows_longer_than_a_cluster_holds_go_through_two_passes(rng, op, m, n, dtype, layout):
+    y, dy, dx = inputs(rng, op, (m, n), dtype, layout)
+    dy += 1  # each slice then carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
+    kernel, launch = api.plan(y.device.id, "auto", m, n, (dtype, dtype), api.rows_aligned(y), op)
+    assert launch.variant == "two_pass" and (m == 3 or int(launch.args[1]) < m)  # one row a group, or several groups
+    gradients.GRADIENTS[op](y, dy, out=dx)
+    check(op, y, dy, dx, dtype)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)], ids=["no_rows", "empty_rows"])
+def test_empty_input_gives_empty_output(shape):
+    y = cupy.empty(shape, numpy.float32)
+    assert gradients.softmax_backward(y, y).shape == shape

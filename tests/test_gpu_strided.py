@@ -1,0 +1,243 @@
+"""strided on the GPU: softmax and log_softmax over a middle axis, read in place, against the float64 reference.
+
+Outputs are poisoned with NaN before every launch and inputs are fresh random
+numbers (standard normal x 3) each run; the seed is printed for replay. Each
+case names the code path it reaches: a column in one thread (TY = 1), over
+several row-threads (TY > 1), over a cluster (C > 1, sm_90), a copy to the
+row variants (layouts strided cannot read in place).
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from cupysoftmax import UnsuitableVariant, api, dtypes, log_softmax, reference, softmax
+from cupysoftmax import variants as registry
+from test_gpu_softmax import DTYPES, draw, poisoned
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
+
+
+def has_clusters() -> bool:
+    return cupy.cuda.Device().compute_capability >= "90"
+
+
+def check(x, axis, out, op, dtype=None):
+    """out against the float64 reference of op over axis (dtype: the output's, for the tolerance)."""
+    cupy.cuda.Device().synchronize()
+    want = reference.REFERENCES[op](cupy.asnumpy(x), axis)
+    reference.assert_close(cupy.asnumpy(out), want, dtype or x.dtype, op)
+
+
+def launch_of(x, axis, op=registry.SOFTMAX, out_dtype=None):
+    """The strided launch auto plans for x over axis (None where it takes the rows path)."""
+    axes = api.normalize_axes(axis, x.ndim)
+    view = api.columns_view(x.shape, x.strides, x.itemsize, axes)
+    if view is None:
+        return None
+    try:
+        return api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, out_dtype or x.dtype), op)[1]
+    except UnsuitableVariant:
+        return None
+
+
+# (id naming the path, shape, axis)
+SHAPES = [
+    ("n1_column_of_one", (3, 1, 70), 1),
+    ("n2_tiny_wide_tx", (5, 2, 300), 1),
+    ("n19_one_row_thread", (4, 19, 130), 1),  # R = 32 in one thread, inner not a multiple of TX
+    ("n19_4d_axis1", (3, 19, 6, 11), 1),  # the issue's layout, small
+    ("n100_row_threads_not_multiple", (2, 100, 45), -2),  # TY = 4, negative axis
+    ("n1000_many_row_threads", (2, 1000, 33), 1),
+    ("axis0_of_2d", (777, 96), 0),
+    ("axis_pair_collapsed", (3, 5, 7, 40), (1, 2)),
+    ("outer_large", (600, 3, 64), 1),
+    ("n2500_cluster", (2, 2500, 40), 1),  # past one block: a cluster on sm_90, a copy elsewhere
+    ("n4000_cluster", (1, 4000, 32), 1),
+]
+# Columns every dtype holds in one block (float64 at R = 32 runs 384 threads at most: 12 x 32 x 32 rows)
+ONE_BLOCK_ROWS = 384
+
+
+@pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_matches_reference(rng, op, dtype, case):
+    _, shape, axis = case
+    x = draw(rng, shape, dtype)
+    out = poisoned(shape, dtype)
+    launch = launch_of(x, axis, op)
+    n = int(numpy.prod([shape[a] for a in api.normalize_axes(axis, len(shape))]))
+    if has_clusters() or n <= ONE_BLOCK_ROWS:
+        assert launch is not None and launch.variant == "strided", case
+    if launch is not None and launch.knobs[1] > 1:
+        assert has_clusters()
+    assert api.FUNCTIONS[op](x, axis=axis, out=out) is out
+    check(x, axis, out, op)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_named_strided_matches_auto_bits(rng, op):
+    x = draw(rng, (4, 300, 50), numpy.float32)
+    function = api.FUNCTIONS[op]
+    assert bool((function(x, axis=1, variant="strided") == function(x, axis=1)).all())
+
+
+@pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_half_precision_in_float32_out_uses_the_mixed_kernel(rng, op, in_dtype):
+    x = draw(rng, (3, 40, 70), in_dtype)
+    assert launch_of(x, 1, op, dtypes.FLOAT32).variant == "strided"
+    out = poisoned(x.shape, dtypes.FLOAT32)
+    api.FUNCTIONS[op](x, axis=1, dtype="float32", out=out)
+    check(x, 1, out, op, numpy.float32)
+
+
+@pytest.mark.parametrize(
+    "make, axis",
+    [(lambda a: a[::-1], 1), (lambda a: a[:, ::2], 1), (lambda a: a[:, :, 1:], 1),
+     (lambda a: a.transpose(1, 0, 2), 1)],  # softmax over the original axis 0, its outer axis the original 1
+    ids=["reversed_outer", "stepped_axis", "inner_offset_view_misaligned", "transposed_outer_and_axis"],
+)
+def test_views_read_in_place(rng, make, axis):
+    x = make(draw(rng, (6, 50, 37), numpy.float32))
+    assert launch_of(x, axis).variant == "strided"
+    out = poisoned(x.shape, numpy.float32)
+    softmax(x, axis=axis, out=out)
+    check(x, axis, out, registry.SOFTMAX)
+
+
+@pytest.mark.parametrize("shape, make, why", [
+    ((4, 30, 40), lambda a: a[:, :, ::2], "strided reads x in place"),
+    ((4, 30, 40), lambda a: a[:, :, ::-1], "strided reads x in place"),
+    ((4, 30, 40), lambda a: a.transpose(0, 2, 1), "strided reads x in place"),
+    ((1, 20000, 32), lambda a: a, "does not fit"),  # past 16 blocks of 800 rows (float32 at R = 32)
+], ids=["stepped_inner_copy", "reversed_inner_copy", "transposed_inner_copy", "column_past_a_cluster_copy"])
+def test_what_strided_cannot_read_takes_the_copy_path_and_strided_refuses(rng, shape, make, why):
+    x = make(draw(rng, shape, numpy.float32))
+    assert launch_of(x, 1) is None
+    out = poisoned(x.shape, numpy.float32)
+    softmax(x, axis=1, out=out)
+    check(x, 1, out, registry.SOFTMAX)
+    with pytest.raises(UnsuitableVariant, match=why):
+        softmax(x, axis=1, variant="strided")
+
+
+def test_a_row_variant_named_for_a_middle_axis_copies(rng):
+    x = draw(rng, (3, 50, 20), numpy.float32)
+    out = poisoned(x.shape, numpy.float32)
+    softmax(x, axis=1, out=out, variant="online")
+    check(x, 1, out, registry.SOFTMAX)
+
+
+def test_strided_named_for_the_last_axis_refuses_before_any_launch(rng):
+    x = draw(rng, (8, 100), numpy.float32)
+    out = poisoned(x.shape, numpy.float32)
+    with pytest.raises(UnsuitableVariant, match="strided reads columns.*variants that can: .*online"):
+        softmax(x, axis=-1, out=out, variant="strided")
+    assert bool(cupy.isnan(out).all())
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_out_aliasing_x_exactly_is_written_in_place(rng, op):
+    x = draw(rng, (3, 700, 90), numpy.float32)
+    want = reference.REFERENCES[op](cupy.asnumpy(x), 1)
+    assert api.FUNCTIONS[op](x, axis=1, out=x) is x
+    reference.assert_close(cupy.asnumpy(x), want, numpy.float32, op)
+
+
+def test_out_overlapping_x_otherwise_goes_through_a_temporary(rng):
+    base = draw(rng, (3, 41, 64), numpy.float32)
+    x, out = base[:, :40], base[:, 1:]  # shifted by a row: overlaps, not the same elements
+    want = reference.softmax(cupy.asnumpy(x), 1)
+    softmax(x, axis=1, out=out)
+    reference.assert_close(cupy.asnumpy(out), want, numpy.float32)
+
+
+def test_out_with_a_layout_of_its_own(rng):
+    x = draw(rng, (4, 30, 50), numpy.float32)
+    out_base = poisoned((4, 60, 51), numpy.float32)
+    out = out_base[:, ::2, 1:]  # stepped axis and misaligned inner: still a column view
+    softmax(x, axis=1, out=out)
+    check(x, 1, out, registry.SOFTMAX)
+    assert bool(cupy.isnan(out_base[:, 1::2]).all()) and bool(cupy.isnan(out_base[:, ::2, 0]).all())
+    transposed = poisoned((50, 30, 4), numpy.float32).transpose(2, 1, 0)  # no unit-stride inner: a temporary
+    softmax(x, axis=1, out=transposed)
+    check(x, 1, transposed, registry.SOFTMAX)
+
+
+def extreme_columns(rng, shape, dtype):
+    """Columns (o, :, i) of x over axis 1 that reach the semantics rules, at inner index i = 0 .. 6."""
+    x = rng.standard_normal(shape) * 3
+    x[:, :, 0] += 1e4
+    x[:, rng.integers(shape[1]), 1] = numpy.nan
+    x[:, rng.integers(shape[1]), 2] = numpy.inf
+    x[:, :, 3] = -numpy.inf
+    x[:, : shape[1] // 2, 4] = -numpy.inf
+    x[:, :, 5] *= 30
+    x[:, 0, 6], x[:, 1:, 6] = numpy.nan, -numpy.inf  # a NaN first, then only -inf: row-threads holding -inf too
+    return cupy.asarray(x.astype(dtype))
+
+
+@pytest.mark.parametrize("n", [19, 300, 3000], ids=["one_row_thread", "row_threads", "cluster"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n):
+    x = extreme_columns(rng, (2, n, 40), dtype)
+    out = poisoned(x.shape, dtype)
+    api.FUNCTIONS[op](x, axis=1, out=out)
+    check(x, 1, out, op)
+    got = cupy.asnumpy(out)
+    nan_columns = numpy.isnan(got).all(axis=1)  # (outer, inner)
+    expected = numpy.zeros((2, 40), bool)
+    expected[:, [1, 2, 3, 6]] = True
+    assert (nan_columns == expected).all()
+    assert not numpy.isnan(got[:, :, [0, 4, 5, *range(7, 40)]]).any()
+
+
+def test_same_input_same_bits(rng):
+    x = draw(rng, (2, 3000, 64), numpy.float32)  # a cluster on sm_90
+    first = softmax(x, axis=1)
+    assert bool((softmax(x, axis=1) == first).all())
+
+
+@pytest.mark.parametrize("shape, axis", [((64, 300, 40), 1), ((2, 3000, 40), 1)],
+                         ids=["one_block", "cluster"])
+def test_remembered_calls_stay_correct(rng, shape, axis):
+    softmax(draw(rng, (2, 3), numpy.float32))  # the process's first call binds cupy.ndarray for the fast path
+    api._calls.clear()
+    for call in range(2):
+        x = draw(rng, shape, numpy.float32)
+        out = poisoned(shape, numpy.float32)
+        assert len(api._calls) == call
+        assert softmax(x, axis=axis, out=out) is out
+        check(x, axis, out, registry.SOFTMAX)
+    for _ in range(2):  # in place: the remembered call overlaps x, so the full path serves it
+        x = draw(rng, shape, numpy.float32)
+        want = reference.softmax(cupy.asnumpy(x), axis)
+        softmax(x, axis=axis, out=x)
+        reference.assert_close(cupy.asnumpy(x), want, numpy.float32)
+
+
+def test_log_softmax_of_the_issue_layout(rng):
+    x = draw(rng, (2, 19, 64, 64), numpy.float32)
+    out = poisoned(x.shape, numpy.float32)
+    assert log_softmax(x, axis=1, out=out) is out
+    check(x, 1, out, registry.LOG_SOFTMAX)
+
+
+@pytest.mark.parametrize("shape, axis", [((32, 19, 512, 512), 1), ((8192, 8192), 0)], ids=["axis1_4d", "axis0_2d"])
+def test_the_issue_shapes(rng, shape, axis):
+    x = cupy.random.standard_normal(shape, dtype=numpy.float32) * 3
+    launch = launch_of(x, axis)
+    assert launch is not None or not has_clusters()
+    y = softmax(x, axis=axis)
+    sample = (slice(0, 2),) if axis == 1 else (slice(None), slice(0, 64))  # the reference on a slice
+    reference.assert_close(cupy.asnumpy(y[sample]), reference.softmax(cupy.asnumpy(x[sample]), axis), numpy.float32)
+
+
+def test_a_0d_array_has_no_middle_axis():
+    assert float(softmax(cupy.asarray(numpy.float32(3.0)))) == 1.0  # axes (): the rows path, one row of one
