@@ -108,6 +108,16 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
+# The gradients, on rows that take clusters (a thread holds a chunk of y and
+# one of dy per item): BACKWARD_ITEMS chunks a thread, and among those launches
+# the ones with BACKWARD_BLOCKS_PER_SM blocks resident per SM where any has
+# (then the rules above). H100 sweep of 2026-11-22 (scripts/sweep_backward.py,
+# docs/perf/sweep-backward-h100.txt), K = 8 and the smallest C before:
+# 8192 x 50257 float32 (8, 4) 74% of copy -> (4, 8) 92%; bfloat16 (8, 4) 51% ->
+# (4, 8) 67%; 4096 x 65536 bfloat16 58% -> (4, 8) 89%; float32 89% -> (4, 16)
+# 98%; 4096 x 32768 float32 94% -> (4, 8) 99%; 128 x 128256 float32 (8, 16) 64% -> (4, 16) 73%.
+BACKWARD_ITEMS = 4
+BACKWARD_BLOCKS_PER_SM = 3
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -411,6 +421,8 @@ class Planner:
 
         sizes = sorted({c for _, c in v.knobs if c == 1 or (has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS)})
         candidates = launches(sizes)
+        if op in registry.BACKWARD and has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS:
+            candidates = self._gradient_clusters(v, m, chunks, sizes, facts, op) or candidates
         if not candidates and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
             # registers (a half-precision row of 3329 chunks at 151 registers a thread)
@@ -425,6 +437,16 @@ class Planner:
             )
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 
+    def _gradient_clusters(self, v, m, chunks, sizes, facts, op) -> list:
+        """The gradients' launches at BACKWARD_ITEMS chunks a thread: those with BACKWARD_BLOCKS_PER_SM
+        blocks resident per SM where there are any, else all that fit."""
+        fits = [launch for c in sizes
+                if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op, BACKWARD_ITEMS))
+                and launch.knobs[0] == BACKWARD_ITEMS]
+        roomy = [launch for launch in fits
+                 if self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) >= BACKWARD_BLOCKS_PER_SM]
+        return roomy or fits
+
     def _cluster_rank(self, m, launch, facts):
         """Smaller is better (see SPLIT_ROWS_PER_SM and SPLIT_BLOCK_ROWS)."""
         c = launch.knobs[1]
@@ -435,13 +457,13 @@ class Planner:
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 
-    def _cluster_block(self, v, m, chunks, c, facts, op) -> Launch | None:
+    def _cluster_block(self, v, m, chunks, c, facts, op, items: int | None = None) -> Launch | None:
         """A block shape holding `chunks` chunks per block of a C-block cluster, or None.
 
         The gradient kernels hold y and dy in registers only (no shared-memory part, no S argument).
         """
         backward = op in registry.BACKWARD
-        items = lookup(SPLIT_ITEMS, chunks)
+        items = lookup(SPLIT_ITEMS, chunks) if items is None else items
         for k in sorted({k for k, _ in v.knobs if k >= items}):
             kernel = facts(v.name, (k, c))
             most = min(1024, kernel.max_threads // 32 * 32)

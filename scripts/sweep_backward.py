@@ -12,7 +12,7 @@ import sys
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, dtypes, reference
+from cupysoftmax import api, bench, dtypes, loader, reference
 from cupysoftmax import variants as registry
 from cupysoftmax.planner import Launch, _ceil_div, _round_up
 
@@ -41,7 +41,7 @@ def main(shapes):
         for k, c in registry.VARIANTS["split_row"].knobs:
             kernel = api._loaded(p, Launch("split_row", (k, c), 1, 32, 0), dev, pair, OP)
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
-            if threads > min(1024, kernel.max_threads // 32 * 32) or (k > 2 and threads < 128):
+            if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
                 continue
             launch = Launch("split_row", (k, c), m * c, threads, 0)
             args = (y, dy, dx, m, n, n, n, n)

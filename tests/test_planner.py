@@ -161,7 +161,7 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
 @pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
-                                                  (8, 128256, "split_row", (8, 16))],
+                                                  (8, 128256, "split_row", (4, 16))],  # BACKWARD_ITEMS
                          ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_long_rows_split_row_cluster"])
 def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
     launch = h100.plan("auto", m, n, F32, split_facts, op=op)
@@ -417,3 +417,21 @@ def test_strided_computes_both_forward_ops_only(h100):
     assert h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.LOG_SOFTMAX).knobs == (32, 1)
     with pytest.raises(UnsuitableVariant, match="strided computes softmax, log_softmax only"):
         h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD)
+
+
+def gradient_facts_f32(name, knobs):
+    """split_row's softmax_backward registers on sm_90 (`cupysoftmax build`, float32): K = 4 48, K = 8 96."""
+    regs = {2: 40, 4: 48, 8: 96}[knobs[0]] if name == "split_row" else 64
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize("m, n, knobs, threads", [
+    (8192, 50257, (4, 8), 416),  # the smallest C with three blocks an SM
+    (4096, 65536, (4, 16), 256),  # C = 8 (512 threads) holds two
+    (4096, 32768, (4, 8), 256),
+    (128, 128256, (4, 16), 512),  # none holds three: K = 4 still, the most blocks resident
+    (4096, 16384, (8, 1), 512),  # no clusters below SPLIT_CLUSTER_MIN_CHUNKS: the forward's rule
+], ids=["vocab_rows_c8", "long_rows_c16", "rows_of_32k_c8", "few_rows_fallback_k4", "one_block_rows_unchanged"])
+def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, knobs, threads):
+    launch = h100.plan("split_row", m, n, F32, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
+    assert (launch.knobs, launch.block) == (knobs, threads)
