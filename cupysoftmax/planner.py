@@ -109,15 +109,21 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
 # The gradients, on rows that take clusters (a thread holds a chunk of y and
-# one of dy per item): BACKWARD_ITEMS chunks a thread, and among those launches
-# the ones with BACKWARD_BLOCKS_PER_SM blocks resident per SM where any has
-# (then the rules above). H100 sweep of 2026-11-22 (scripts/sweep_backward.py,
+# one of dy per item), with at least SPLIT_BLOCK_ROWS rows: BACKWARD_ITEMS
+# chunks a thread, and among those launches the ones with
+# BACKWARD_BLOCKS_PER_SM blocks resident per SM where any has, else those
+# with BACKWARD_MIN_BLOCKS_PER_SM (then the rules above); none: the rules
+# above alone. H100 sweep of 2026-11-22 (scripts/sweep_backward.py,
 # docs/perf/sweep-backward-h100.txt), K = 8 and the smallest C before:
 # 8192 x 50257 float32 (8, 4) 74% of copy -> (4, 8) 92%; bfloat16 (8, 4) 51% ->
 # (4, 8) 67%; 4096 x 65536 bfloat16 58% -> (4, 8) 89%; float32 89% -> (4, 16)
 # 98%; 4096 x 32768 float32 94% -> (4, 8) 99%; 128 x 128256 float32 (8, 16) 64% -> (4, 16) 73%.
+# The suite at 8eb226c (K = 4 whatever the occupancy, any rows) lost where a
+# K = 4 block needs 1024 threads (one an SM): 128 x 262144 float32 64% -> 58%;
+# and with 8 rows or fewer: 8 x 128256 59% -> 52%.
 BACKWARD_ITEMS = 4
 BACKWARD_BLOCKS_PER_SM = 3
+BACKWARD_MIN_BLOCKS_PER_SM = 2
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -421,7 +427,7 @@ class Planner:
 
         sizes = sorted({c for _, c in v.knobs if c == 1 or (has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS)})
         candidates = launches(sizes)
-        if op in registry.BACKWARD and has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS:
+        if op in registry.BACKWARD and has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS and m >= SPLIT_BLOCK_ROWS:
             candidates = self._gradient_clusters(v, m, chunks, sizes, facts, op) or candidates
         if not candidates and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
@@ -438,14 +444,14 @@ class Planner:
         return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
 
     def _gradient_clusters(self, v, m, chunks, sizes, facts, op) -> list:
-        """The gradients' launches at BACKWARD_ITEMS chunks a thread: those with BACKWARD_BLOCKS_PER_SM
-        blocks resident per SM where there are any, else all that fit."""
+        """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks
+        resident per SM where there are any, else with BACKWARD_MIN_BLOCKS_PER_SM; else none."""
         fits = [launch for c in sizes
                 if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op, BACKWARD_ITEMS))
                 and launch.knobs[0] == BACKWARD_ITEMS]
-        roomy = [launch for launch in fits
-                 if self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) >= BACKWARD_BLOCKS_PER_SM]
-        return roomy or fits
+        resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) for launch in fits}
+        return ([launch for launch in fits if resident[launch] >= BACKWARD_BLOCKS_PER_SM]
+                or [launch for launch in fits if resident[launch] >= BACKWARD_MIN_BLOCKS_PER_SM])
 
     def _cluster_rank(self, m, launch, facts):
         """Smaller is better (see SPLIT_ROWS_PER_SM and SPLIT_BLOCK_ROWS)."""

@@ -161,7 +161,7 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
 @pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
-                                                  (8, 128256, "split_row", (4, 16))],  # BACKWARD_ITEMS
+                                                  (8, 128256, "split_row", (8, 16))],
                          ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_long_rows_split_row_cluster"])
 def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
     launch = h100.plan("auto", m, n, F32, split_facts, op=op)
@@ -429,9 +429,12 @@ def gradient_facts_f32(name, knobs):
     (8192, 50257, (4, 8), 416),  # the smallest C with three blocks an SM
     (4096, 65536, (4, 16), 256),  # C = 8 (512 threads) holds two
     (4096, 32768, (4, 8), 256),
-    (128, 128256, (4, 16), 512),  # none holds three: K = 4 still, the most blocks resident
+    (128, 128256, (4, 16), 512),  # none holds three: two
+    (128, 262144, (8, 16), 512),  # K = 4 would take 1024 threads (one block an SM): the forward's rule
+    (8, 128256, (8, 16), 256),  # fewer than SPLIT_BLOCK_ROWS rows: the forward's rule
     (4096, 16384, (8, 1), 512),  # no clusters below SPLIT_CLUSTER_MIN_CHUNKS: the forward's rule
-], ids=["vocab_rows_c8", "long_rows_c16", "rows_of_32k_c8", "few_rows_fallback_k4", "one_block_rows_unchanged"])
+], ids=["vocab_rows_c8", "long_rows_c16", "rows_of_32k_c8", "rows_128_two_blocks_k4", "rows_128_of_256k_k8",
+        "rows_8_k8", "one_block_rows_unchanged"])
 def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, knobs, threads):
     launch = h100.plan("split_row", m, n, F32, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
     assert (launch.knobs, launch.block) == (knobs, threads)
