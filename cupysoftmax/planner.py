@@ -152,15 +152,19 @@ COLUMN_VARIANT = "strided"
 # - TY: the fewest row-threads that hold a block's share at R <=
 #   STRIDED_MOST_ROWS each (the largest R compiled), then R: the smallest
 #   compiled R that holds the share over those TY (registers).
-# - TX, by TY (STRIDED_COLUMNS): 32 columns (a warp reads 32 adjacent
-#   elements of a row), more where TY is small so that a block has about 256
-#   threads (the row kernels' short-row blocks); never more columns than
-#   inner has (rounded up to a warp), nor than the kernel's registers allow.
+# - TX, by TY (STRIDED_COLUMNS): where TY is small, columns enough for about
+#   256 threads a block (the row kernels' short-row blocks); with more
+#   row-threads, 16 columns (64-byte rows, two rows a warp): smaller blocks,
+#   more of them resident. H100, 2026-11-22 (scripts/sweep_strided.py,
+#   docs/perf/sweep-strided-h100.txt), axis 0 of (8192, 8192) float32 at
+#   R = 32, C = 16, TY = 16: TX = 32 46% of copy, 16 62%, 8 60%; R = 16,
+#   TY = 32: 36%, 48%, 43%. Never more columns than inner has (rounded up to
+#   a warp), nor than the kernel's registers allow.
 STRIDED_COLUMNS = (
     (1, 256),
     (2, 128),
     (4, 64),
-    (INF, 32),
+    (INF, 16),
 )
 
 # warp_rows, split_row and two_pass index elements within a row with int

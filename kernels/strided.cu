@@ -4,8 +4,8 @@
 // the softmax axis (one axis, or a run of adjacent axes that collapses) has
 // N elements, the axes after it collapse to one of unit stride (inner), the
 // axes before it to one (outer). A softmax runs down a column (o, :, i). A
-// block is TX adjacent columns (threadIdx.x: a warp reads 32 consecutive
-// elements of one row, coalesced) by TY row-threads (threadIdx.y). Row-thread
+// block is TX adjacent columns (threadIdx.x: a warp reads TX consecutive
+// elements of each of its 32 / TX rows, coalesced) by TY row-threads (threadIdx.y). Row-thread
 // ty of block `rank` in a cluster of C blocks holds rows g, g + G, g + 2G, ...
 // (g = rank * TY + ty, G = C * TY) of its column, R of them at most, in
 // registers (packed two to a register for 2-byte types, as 16-byte Vec
@@ -26,7 +26,7 @@
 // stepped outer and softmax axes); the inner axis has unit stride. Indices
 // are 64-bit (outer * N * inner may pass 2^31).
 //
-// Launch contract: blockDim = (TX, TY), TX a multiple of 32; gridDim.x a
+// Launch contract: blockDim = (TX, TY), TX a multiple of 8; gridDim.x a
 // multiple of C, C consecutive blocks per work item, clusters looping over
 // the items o * tiles + t (tiles = ceil(inner / TX), t a tile of TX columns);
 // dynamic shared memory = (2 * TX * TY + (C > 1 ? 2 * (2 + C) * TX : 0)) *

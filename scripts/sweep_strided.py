@@ -4,8 +4,10 @@ For each array and axis: a copy of the same bytes, then each candidate
 checked against the float64 reference and timed with bench.median_ms; the
 planner's own pick is starred. One line a candidate: knobs (R, C), TX x TY,
 registers, time, % of copy, error ratio.
-Usage: python scripts/sweep_strided.py
+Usage: python scripts/sweep_strided.py [case index]...   (default: every case below)
 """
+import sys
+
 import cupy
 import numpy
 
@@ -25,7 +27,7 @@ def candidates(view, pair, facts):
         if r > 8 and _ceil_div(share, r // 2) == ty:
             continue  # a smaller R holds the same share
         kernel = facts("strided", (r, c))
-        for tx in (32, 64, 128, 256):
+        for tx in (8, 16, 32, 64, 128, 256):  # 8 and 16: 32- and 64-byte rows, several rows a warp
             if tx * ty > min(kernel.max_threads, 1024):
                 continue
             accumulator = dtypes.accumulator(pair).itemsize
@@ -34,8 +36,8 @@ def candidates(view, pair, facts):
             yield Launch("strided", (r, c), min(items, MAX_GRID // c) * c, tx, smem, block_y=ty)
 
 
-def main():
-    for shape, axis, name in CASES:
+def main(cases):
+    for shape, axis, name in cases:
         dtype = dtypes.parse(name)
         pair = (dtype, dtype)
         x = (cupy.random.standard_normal(shape, dtype=numpy.float32) * 3).astype(dtype)
@@ -66,4 +68,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main([CASES[int(i)] for i in sys.argv[1:]] or CASES)

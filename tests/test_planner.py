@@ -362,13 +362,13 @@ def strided_facts(name, knobs):
 @pytest.mark.parametrize(
     "outer, n, inner, knobs, block, block_y, grid",
     [(32, 19, 512 * 512, (32, 1), 256, 1, 32 * 1024),  # softmax(x, axis=1) of (32, 19, 512, 512): a column a thread
-     (1, 8192, 8192, (32, 16), 32, 16, 256 * 16),  # axis 0 of (8192, 8192): 80 registers allow 800 threads, so 16 x 32
+     (1, 8192, 8192, (32, 16), 16, 16, 512 * 16),  # axis 0 of (8192, 8192): 80 registers allow 800 threads; 16 columns
      (4, 2, 100, (8, 1), 128, 1, 4),  # tiny N: R = 8, no more columns than inner has (100 -> 128)
      (3, 40, 1000, (32, 1), 128, 2, 3 * 8),  # two row-threads of 20 rows: R = 32 still (16 is too few)
      (2, 100, 64, (32, 1), 64, 4, 2),  # four row-threads of 25 rows
      (5, 12, 1000, (16, 1), 256, 1, 5 * 4),  # a column of 12: R = 16, one row-thread, 256 columns a block
-     (1, 896, 33, (32, 1), 32, 28, 2),  # one block at its 896-thread limit (70 registers)
-     (1, 897, 33, (32, 2), 32, 15, 2 * 2)],  # one row more: a cluster of two, 449 rows each over 15 row-threads
+     (1, 896, 33, (32, 1), 16, 28, 3),  # one block's row-threads at the 896-thread limit (70 registers), 16 columns
+     (1, 897, 33, (32, 2), 16, 15, 3 * 2)],  # one row more: a cluster of two, 449 rows each over 15 row-threads
     ids=["axis1_of_32x19x512x512", "axis0_of_8192x8192_cluster16", "tiny_n_narrow_inner", "n40_two_row_threads",
          "n100_four_row_threads", "n12_r16", "one_block_full", "one_row_past_a_block_cluster2"],
 )
