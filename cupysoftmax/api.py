@@ -16,7 +16,7 @@ import numpy
 from . import device, dtypes, fused, loader
 from . import variants as registry
 from .errors import UnsuitableVariant
-from .planner import Launch, Planner
+from .planner import Launch, Planner, check_takes_options
 
 try:
     from numpy.exceptions import AxisError
@@ -388,11 +388,13 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
     device_id = x.device.id
     if out is not None:
         check_out(out, x.shape, out_dtype, device_id)
-    scale = fused.check_scale(scale)
+    scale = fused.check_scale(scale, dtypes.accumulator((in_dtype, out_dtype)))
     if where is not None:
         where = as_cupy(where)
         fused.check_where(where, x.shape, device_id)
     with_options = where is not None or scale != 1.0
+    if with_options and variant != registry.AUTO:  # before any cast or copy below
+        check_takes_options(registry.get(variant), op)
 
     pair = (in_dtype, out_dtype)
     if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does

@@ -4,7 +4,7 @@ softmax(x, scale=s, where=mask) is softmax(s * x) over the positions where
 mask holds (JAX's `where=`): masked-out positions come out 0 (log_softmax:
 -inf) and take no part in the max or the sum; a row masked out everywhere
 comes out all 0 (all -inf). The kernels fold s into the exponent's multiply
-(no instruction more) and read the mask as one byte per element, in place
+(no instruction more a value) and read the mask as one byte per element, in place
 when its rows can be addressed as row r -> mask row r % P (a mask broadcast
 over leading axes, such as an attention mask of shape (1, 1, S, N) against
 (B, H, S, N)), else through one contiguous copy of the broadcast mask.
@@ -26,13 +26,24 @@ def is_plain(scale, where) -> bool:
     return where is None and type(scale) is float and scale == 1.0
 
 
-def check_scale(scale) -> float:
-    """scale as a float; TypeError unless a real number, ValueError unless finite and > 0."""
+def check_scale(scale, accumulator=numpy.float64) -> float:
+    """scale as a float; TypeError unless a real number, ValueError unless a normal number > 0 of `accumulator`.
+
+    The kernels take scale in their accumulation type (float32 unless float64
+    is involved), flushing subnormals: a scale below its smallest normal
+    number would be 0 there, one above its largest inf.
+    """
     if isinstance(scale, (bool, numpy.bool_)) or not isinstance(scale, (int, float, numpy.integer, numpy.floating)):
         raise TypeError(f"scale must be a real number; got {type(scale).__name__}")
-    value = float(scale)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"scale must be finite and > 0 (softmax(scale * x), a temperature of 1 / scale); got {scale!r}")
+    try:
+        value = float(scale)
+    except OverflowError:
+        value = math.inf
+    info = numpy.finfo(accumulator)
+    if not (math.isfinite(value) and float(info.tiny) <= value <= float(info.max)):
+        raise ValueError(f"scale must be finite and > 0 (softmax(scale * x), a temperature of 1 / scale), a normal "
+                         f"{numpy.dtype(accumulator).name} number ({float(info.tiny):.3g} to {float(info.max):.3g}); "
+                         f"got {scale!r}")
     return value
 
 
@@ -53,9 +64,12 @@ def check_where(where, shape, device_id) -> None:
 def mask_rows(where, shape, axes, m: int, n: int, rows_view):
     """(mask as a (P, N) array whose row r % P is row r's mask, P).
 
-    In place when, after dropping outer axes that the mask broadcasts over
-    (stride 0), its rows have one stride and unit inner stride (`rows_view`,
-    api's); otherwise one contiguous copy of the broadcast mask (P = M).
+    x's rows are its moved axes' elements in C order, and so are the mask's;
+    dropping outer axes leaves the innermost ones, so P divides M and row r
+    of x takes row r % P. In place when, after dropping outer axes that the
+    mask broadcasts over (stride 0), its rows have one stride and unit inner
+    stride (`rows_view`, api's); otherwise one contiguous copy of the
+    broadcast mask (P = M). Rows of stride 0 (one mask row for all) give P = 1.
     """
     import cupy
 
@@ -68,7 +82,7 @@ def mask_rows(where, shape, axes, m: int, n: int, rows_view):
         sub = moved[(0,) * dropped]
         m2 = rows_view(sub, tuple(range(sub.ndim - k, sub.ndim)))
         if m2 is not None:
-            return m2, m2.shape[0]
+            return (m2[:1], 1) if m2.strides[0] == 0 else (m2, m2.shape[0])
     return cupy.ascontiguousarray(moved).reshape(m, n), m
 
 

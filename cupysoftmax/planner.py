@@ -226,6 +226,13 @@ def _round_up(a: int, b: int) -> int:
     return _ceil_div(a, b) * b
 
 
+def check_takes_options(v: registry.Variant, op: str) -> None:
+    """UnsuitableVariant unless `v` takes scale= and where= (its registry entry's `fused`)."""
+    if not v.fused:
+        able = [name for name, other in registry.VARIANTS.items() if other.fused and op in other.ops]
+        raise UnsuitableVariant(f"{v.name} takes no scale= or where=; variants that do: {', '.join(able)}")
+
+
 class Planner:
     """Turns (variant, M, N, dtype pair) into a Launch for one device."""
 
@@ -260,10 +267,8 @@ class Planner:
         if variant == registry.AUTO:
             return self.pick(m, n, pair, facts, aligned, op, fused)
         v = self._computing(variant, op)
-        if fused and not v.fused:
-            able = [name for name, other in registry.VARIANTS.items() if other.fused and op in other.ops]
-            raise UnsuitableVariant(
-                f"{variant} takes no scale= or where=; variants that do: {', '.join(able)}")
+        if fused:
+            check_takes_options(v, op)
         try:
             if v.layout != registry.ROWS:
                 raise UnsuitableVariant(

@@ -96,7 +96,7 @@ struct FastExp {
     __device__ __forceinline__ static double of(double a, double m) { return exp(a - m); }
     // exp(scale * a - m), the temperature of softmax(scale * x) folded into
     // one FFMA: as exact as a - m above (scale = 1 gives the same bits), and
-    // no instruction more.
+    // no instruction more a value (the row's max takes one multiply by scale).
     __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(fmaf(a, scale, -m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(fma(a, scale, -m)); }
     // The max to subtract in a sum over values whose max is m: m itself, but 0
@@ -353,8 +353,6 @@ template <typename A, typename T, bool LOG> struct Normalize {
     __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
     // What a masked-out position gets (Fused): 0, or log(0) = -inf.
     __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
-    // The row's (max, sum) was finite (finite_row), read off max and by.
-    __device__ __forceinline__ bool finite() const { return isfinite(max) && isfinite(by); }
 };
 template <typename T, bool LOG = false, typename A>
 __device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row, A scale = A(1)) {

@@ -19,11 +19,19 @@ def test_scales_are_positive_finite_reals(scale):
 
 
 @pytest.mark.parametrize("scale, error", [(0.0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),
-                                          (float("nan"), ValueError), ("2", TypeError), (True, TypeError),
-                                          (None, TypeError), (1 + 2j, TypeError)])
+                                          (float("nan"), ValueError), (10**400, ValueError), ("2", TypeError),
+                                          (True, TypeError), (None, TypeError), (1 + 2j, TypeError)])
 def test_bad_scales_raise(scale, error):
     with pytest.raises(error, match="scale must be"):
         fused.check_scale(scale)
+
+
+@pytest.mark.parametrize("scale", [1e-39, 1e39], ids=["below_float32_normals", "past_float32_max"])
+def test_scales_outside_the_accumulation_type_raise(scale):
+    # float32 kernels take scale as a float (subnormals flushed): 0 or inf there
+    with pytest.raises(ValueError, match="normal float32 number"):
+        fused.check_scale(scale, numpy.float32)
+    assert fused.check_scale(scale, numpy.float64) == scale
 
 
 @pytest.mark.parametrize("scale, where, plain", [(1.0, None, True), (2.0, None, False), (1, None, False),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy
 import pytest
 
-from cupysoftmax import UnsuitableVariant, api, dtypes, reference
+from cupysoftmax import UnsuitableVariant, api, dtypes, fused, reference
 from cupysoftmax import variants as registry
 from test_gpu_softmax import draw, poisoned
 
@@ -80,32 +80,63 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
     reference.assert_close(cupy.asnumpy(out), expected, dtype, op)
 
 
-@pytest.mark.parametrize("mask_shape, path", [((1, 1, 12, 300), "in_place_period_12"),
-                                              ((2, 1, 12, 300), "copied_not_periodic"),
-                                              ((300,), "in_place_row_stride_0")])
+@pytest.mark.parametrize("mask_shape, period", [((1, 1, 12, 300), 12), ((2, 1, 12, 300), 72), ((300,), 1)],
+                         ids=["in_place_period_12", "copied_not_periodic", "in_place_row_stride_0"])
 @pytest.mark.parametrize("op", OPS)
-def test_attention_masks_broadcast_over_leading_axes(rng, op, mask_shape, path):
+def test_attention_masks_broadcast_over_leading_axes(rng, op, mask_shape, period):
     x = draw(rng, (2, 3, 12, 300), numpy.float32)
     mask = cupy.asarray(rng.random(mask_shape) < 0.5)
+    m2, p = fused.mask_rows(mask, x.shape, (3,), 72, 300, api.rows_view)
+    assert p == period and m2.shape == (p, 300)
+    assert (m2.data.ptr == mask.data.ptr) == (period != 72)  # in place, or the copy
     out = poisoned(x.shape, numpy.float32)
     api.FUNCTIONS[op](x, axis=-1, out=out, where=mask)
     expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, where=cupy.asnumpy(mask))
     reference.assert_close(cupy.asnumpy(out), expected, numpy.float32, op)
 
 
+@pytest.mark.parametrize("variant, shape", [("warp_rows", (4, 100)), ("split_row", (4, 5000)),
+                                            ("split_row", (64, 50257)), ("two_pass", (4, 5000))],
+                         ids=["warp_rows", "split_row_registers", "split_row_shared_memory_part", "two_pass"])
 @pytest.mark.parametrize("op", OPS)
-def test_kept_values_keep_the_semantics(rng, op):
-    """Kept -inf alone in a row: NaN there (as without a mask), 0 / -inf where masked out."""
-    x = draw(rng, (3, 100), numpy.float32)
-    keep = cupy.ones((3, 100), bool)
-    keep[0, 50:] = False
-    x[0, :50] = -numpy.inf
-    x[1, 7] = numpy.nan  # a kept NaN: its row is NaN
-    out = api.FUNCTIONS[op](x, axis=-1, where=keep)
+def test_kept_values_keep_the_semantics(rng, op, variant, shape):
+    """Spoiled rows (refilled): kept values all -inf, a kept NaN, a kept +inf, each with masked-out positions."""
+    m, n = shape
+    x = draw(rng, shape, numpy.float32)
+    keep = cupy.ones(shape, bool)
+    keep[:3, n // 2:] = False
+    x[0, : n // 2] = -numpy.inf  # kept values all -inf: NaN there, as without a mask
+    x[1, 7] = numpy.nan  # a kept NaN: the kept part NaN
+    x[2, 9] = numpy.inf  # a kept +inf: likewise
+    out = poisoned(shape, numpy.float32)
+    api.FUNCTIONS[op](x, axis=-1, out=out, where=keep, variant=variant)
     got = cupy.asnumpy(out)
     masked = -numpy.inf if op == registry.LOG_SOFTMAX else 0.0
-    assert numpy.isnan(got[0, :50]).all() and (got[0, 50:] == masked).all()
-    assert numpy.isnan(got[1]).all() and not numpy.isnan(got[2]).any()
+    assert numpy.isnan(got[:3, : n // 2]).all() and (got[:3, n // 2:] == masked).all()
+    assert not numpy.isnan(got[3:]).any()
+
+
+@pytest.mark.parametrize("shape, axis, mask_of", [((6, 70), 0, lambda s: s), ((3, 4, 50), (1, 2), lambda s: s[1:]),
+                                                  ((5, 7), None, lambda s: s), ((40, 300), -1, lambda s: s)],
+                         ids=["axis0_copied_rows", "trailing_pair_mask_broadcast", "axis_none", "reversed_mask_rows"])
+@pytest.mark.parametrize("op", OPS)
+def test_where_over_other_axes(rng, op, shape, axis, mask_of):
+    x = draw(rng, shape, numpy.float32)
+    mask = cupy.asarray(rng.random(mask_of(shape)) < 0.6)
+    if axis == -1:
+        mask = cupy.asarray(rng.random(shape) < 0.6)[::-1]  # negative row stride, read in place
+    out = poisoned(shape, numpy.float32)
+    api.FUNCTIONS[op](x, axis=axis, out=out, scale=1.5, where=mask)
+    expected = reference.REFERENCES[op](cupy.asnumpy(x), axis, scale=1.5, where=cupy.asnumpy(mask))
+    reference.assert_close(cupy.asnumpy(out), expected, numpy.float32, op)
+
+
+@pytest.mark.parametrize("x_of", [lambda a: a.T, lambda a: a[:0]], ids=["copy_needing_layout", "empty"])
+def test_options_refused_before_any_copy_even_for_empty_input(rng, x_of):
+    x = x_of(draw(rng, (50, 40), numpy.float32))
+    with pytest.raises(UnsuitableVariant, match="online takes no scale= or where="):
+        api.softmax(x, axis=-1, variant="online", scale=2.0)
+    api.softmax(x, axis=-1, variant="online")  # the next call works
 
 
 def test_scale_matches_scaling_x(rng):
