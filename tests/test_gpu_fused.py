@@ -11,7 +11,7 @@ import pytest
 
 from cupysoftmax import UnsuitableVariant, api, dtypes, fused, reference
 from cupysoftmax import variants as registry
-from test_gpu_softmax import draw, poisoned
+from test_gpu_softmax import draw, poisoned, refuses
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -51,11 +51,6 @@ def draw_mask(rng, shape, kind):
     return mask[:, 1:] if kind == "misaligned_view" else mask[:, :n]
 
 
-def refuses(variant, n, dtype):
-    """warp_rows holds a row in one warp: 32 lanes x 8 chunks of 16 bytes (a misaligned row one chunk more)."""
-    return variant == "warp_rows" and -(-(n + 16 // dtype.itemsize - 1) // (16 // dtype.itemsize)) > 256
-
-
 @pytest.mark.parametrize("kind", MASKS)
 @pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
@@ -70,7 +65,7 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
         x[~cupy.broadcast_to(mask, x.shape)] = numpy.nan  # a masked-out value must not matter
     out = poisoned((m, n), dtype)
     function = api.FUNCTIONS[op]
-    if refuses(variant, n, dtype):
+    if refuses(variant, n, dtype, aligned=n * dtype.itemsize % 16 == 0):
         with pytest.raises(UnsuitableVariant, match="variants that can: split_row, two_pass$"):
             function(x, axis=-1, out=out, variant=variant, scale=scale, where=mask)
         return
