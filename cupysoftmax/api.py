@@ -166,6 +166,12 @@ def columns_view(shape, strides, itemsize: int, axes):
     return outer, n, inner, outer_stride // itemsize, axis_stride // itemsize
 
 
+def columns_aligned(view, itemsize: int) -> bool:
+    """Every row of an (outer, N, inner) view starts at the first's 16-byte phase (its strides are whole 16 bytes)."""
+    outer, _, _, outer_stride, axis_stride = view
+    return axis_stride * itemsize % 16 == 0 and (outer == 1 or outer_stride * itemsize % 16 == 0)
+
+
 def rows_aligned(a2) -> bool:
     """Every row of an (M, N) view starts on a 16-byte boundary."""
     return a2.data.ptr % 16 == 0 and (a2.shape[0] == 1 or a2.strides[0] % 16 == 0)
@@ -207,14 +213,17 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
 
 
 def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, pair,
-                 op: str = registry.SOFTMAX) -> tuple[object, Launch]:
-    """(kernel, launch) for softmax down the columns of an (outer, N, inner) view, planned once and cached."""
-    key = ("columns", device_id, variant, outer, n, inner, pair, op)
+                 op: str = registry.SOFTMAX, aligned: bool = True) -> tuple[object, Launch]:
+    """(kernel, launch) for softmax down the columns of an (outer, N, inner) view, planned once and cached.
+
+    aligned: the view's rows keep one 16-byte phase (columns_aligned).
+    """
+    key = ("columns", device_id, variant, outer, n, inner, pair, op, aligned)
     hit = _launches.get(key)
     if hit is not None:
         return hit
     p = planner(device_id)
-    launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op)
+    launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned)
     return _remember(key, (_loaded(p, launch, device_id, pair, op), launch))
 
 
@@ -313,8 +322,9 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO,
     __dlpack__ (a torch CUDA tensor, say), viewed without a copy; the result is
     a CuPy array. A row holding NaN or +inf, or only -inf, comes out NaN.
     Softmax over a middle axis (or a run of adjacent axes) whose following
-    axes collapse to one of unit stride is read in place by `strided` where
-    auto or strided is asked for and a column fits on chip; other axes, and
+    axes collapse to one of unit stride is read in place by `strided` or
+    `strided_smem` where auto or one of them is asked for and a column fits on
+    chip; other axes, and
     layouts whose rows do not have one stride, go through one contiguous copy.
     """
     return _forward(registry.SOFTMAX, x, axis, out, dtype, variant, scale, where)
@@ -404,7 +414,7 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
     if x.size == 0:
         return result
     with x.device:
-        # the strided kernel takes no scale= or where=: with them, a middle axis goes as rows (through a copy)
+        # the column kernels take no scale= or where=: with them, a middle axis goes as rows (through a copy)
         columns = None if with_options else _columns(op, x, axes, pair, variant, device_id)
         if columns is None:
             call = _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale, where)
@@ -458,7 +468,7 @@ def _columns(op, x, axes, pair, variant, device_id):
 
     auto takes it where x views as (outer, N, inner) and the planner can hold
     a column; a row variant never does (a middle axis goes through a copy for
-    it); strided named for a middle axis it cannot serve raises
+    it); a column variant named for a middle axis it cannot serve raises
     UnsuitableVariant, before any launch (for trailing axes the rows path's
     planner says so).
     """
@@ -473,7 +483,7 @@ def _columns(op, x, axes, pair, variant, device_id):
             f"collapsing to one of unit stride and more than one element; x of shape {x.shape} and strides "
             f"{x.strides} over axes {axes} is no such view (variant auto copies it for a row variant)")
     try:
-        kernel, launch = plan_columns(device_id, variant, *view[:3], pair, op)
+        kernel, launch = plan_columns(device_id, variant, *view[:3], pair, op, columns_aligned(view, x.itemsize))
     except UnsuitableVariant:
         if variant == registry.AUTO:
             return None

@@ -138,10 +138,35 @@ AUTO_FIRST = (
     (INF, "split_row"),
 )
 AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
-# auto over a middle axis: the variant that reads the (outer, N, inner) view in
-# place; where it cannot (a column past a cluster, an inner axis without unit
-# stride) the axis goes through a transposed copy to the row variants.
-COLUMN_VARIANT = "strided"
+# auto over a middle axis: strided while it holds a column in registers in at
+# most COLUMN_REGISTER_BLOCKS blocks, strided_smem past that (where the rows
+# keep one 16-byte phase), strided again where strided_smem cannot serve.
+# H100, 2026-11-22 (build/probe prototypes, then scripts/sweep_strided.py):
+# (32, 19, 512, 512) float32 axis 1, a column in one block of registers: 96%
+# of copy; axis 0 of (8192, 8192) float32, 16 blocks of registers: 61%,
+# cached in shared memory: 80%. Where neither serves (a column past a
+# cluster, an inner axis without unit stride) the axis goes through a
+# transposed copy to the row variants.
+COLUMN_VARIANTS = ("strided", "strided_smem")
+COLUMN_REGISTER_BLOCKS = 1
+
+# strided_smem: a block caches one 128-byte line of each of its slice's rows
+# (L = ceil(N / C) lines), as 128 / itemsize columns by TY row-threads.
+# H100, 2026-11-22 (scripts/sweep_strided.py --variant strided_smem,
+# docs/perf/sweep-strided-smem-h100.txt; % of copy):
+# - C: the fewest blocks whose slices fit STRIDED_SMEM_SLICE bytes (three
+#   blocks an SM), else the most blocks (the smallest slices) where their
+#   launch fits a block's shared memory.
+#   Axis 0 of (8192, 8192) float32: C = 16 (64 KB) 76%, C = 8 (128 KB) 60%;
+#   of (4096, 4096): C = 8 72%, C = 16 70%, C = 4 56%; of (2048, 16384): C = 4
+#   77%, C = 8 77%, C = 2 62%; axis 1 of (16, 512, 4096): C = 1 92%, C = 2 85%.
+# - TY: STRIDED_SMEM_ROW_THREADS. TY = 8 led at every shape: float32 (8192,
+#   8192) 76% against 65% at 16 and 39% at 32 (more threads, more registers:
+#   fewer blocks an SM); bfloat16 (8192, 8192) 50% against 42% at 4, 34% at 16.
+#   Fewer where the slice has fewer rows.
+STRIDED_SMEM_LINE = 128
+STRIDED_SMEM_SLICE = 64 * 1024
+STRIDED_SMEM_ROW_THREADS = 8
 
 # strided (softmax over a middle axis, x viewed as (outer, N, inner)): a
 # block is TX columns by TY row-threads, each holding up to R rows of its
@@ -249,6 +274,7 @@ class Planner:
             "row_over_cluster": self._row_over_cluster,
             "row_in_two_passes": self._row_in_two_passes,
             "columns_in_registers": self._columns_in_registers,
+            "columns_in_shared_memory": self._columns_in_shared_memory,
         }
 
     # -- public -------------------------------------------------------------
@@ -282,18 +308,39 @@ class Planner:
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
     def plan_columns(self, variant: str, outer: int, n: int, inner: int, pair, facts: FactsFn,
-                     op: str = registry.SOFTMAX) -> Launch:
+                     op: str = registry.SOFTMAX, aligned: bool = True) -> Launch:
         """The launch for softmax (or `op`) down the columns of an (outer, N, inner) view, or UnsuitableVariant.
 
-        `variant`: "auto" or a variant that reads columns (strided); the row
-        variants serve such an axis through a transposed copy (api), not here.
+        `variant`: "auto" or a variant that reads columns (strided,
+        strided_smem); the row variants serve such an axis through a
+        transposed copy (api), not here. aligned: every row of the view starts
+        at x's 16-byte phase (its outer and softmax-axis strides are whole
+        multiples of 16 bytes), which strided_smem needs.
         """
-        name = COLUMN_VARIANT if variant == registry.AUTO else variant
-        v = self._computing(name, op)
+        if variant == registry.AUTO:
+            return self._auto_columns(outer, n, inner, pair, facts, op, aligned)
+        v = self._computing(variant, op)
         if v.layout != registry.COLUMNS:
-            raise UnsuitableVariant(f"{name} reads rows; the variants that read an (outer, N, inner) view in place: "
+            raise UnsuitableVariant(f"{variant} reads rows; the variants that read an (outer, N, inner) view in place: "
                                     f"{', '.join(n for n, o in registry.VARIANTS.items() if o.layout == registry.COLUMNS)}")
-        return self.rules[v.launch](v, outer, n, inner, pair, facts, op)
+        return self.rules[v.launch](v, outer, n, inner, pair, facts, op, aligned)
+
+    def _auto_columns(self, outer, n, inner, pair, facts, op, aligned) -> Launch:
+        """COLUMN_VARIANTS' rule: registers while COLUMN_REGISTER_BLOCKS blocks hold a column, else shared memory."""
+        registers, smem = (registry.VARIANTS[name] for name in COLUMN_VARIANTS)
+        held = None
+        try:
+            held = self.rules[registers.launch](registers, outer, n, inner, pair, facts, op, aligned)
+        except UnsuitableVariant:
+            pass
+        if held is not None and held.knobs[-1] <= COLUMN_REGISTER_BLOCKS:
+            return held
+        try:
+            return self.rules[smem.launch](smem, outer, n, inner, pair, facts, op, aligned)
+        except UnsuitableVariant as exc:
+            if held is None:
+                raise UnsuitableVariant(f"no variant holds a column of {n} {pair[0].name} ({exc})") from None
+            return held
 
     def _computing(self, variant: str, op: str) -> registry.Variant:
         """The variant called `variant`; UnsuitableVariant naming those that compute `op` when it does not."""
@@ -525,7 +572,7 @@ class Planner:
         return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
                       workspace=m * slices * partial_bytes + m * 4)  # a partial per piece, a counter per row
 
-    def _columns_in_registers(self, v, outer, n, inner, pair, facts, op) -> Launch:
+    def _columns_in_registers(self, v, outer, n, inner, pair, facts, op, aligned) -> Launch:
         has_clusters = self.device.compute_capability >= (9, 0)
         sizes = sorted({c for _, c in v.knobs if c == 1 or has_clusters})
         rs = sorted({r for r, _ in v.knobs})
@@ -545,3 +592,38 @@ class Planner:
         raise UnsuitableVariant(
             f"{v.name} holds a column in registers: a column of {n} {pair[0].name} does not fit in {where} "
             f"({rs[-1]} values a thread, as many threads as the kernel's registers allow)")
+
+    def _columns_in_shared_memory(self, v, outer, n, inner, pair, facts, op, aligned) -> Launch:
+        if not aligned:
+            raise UnsuitableVariant(f"{v.name} copies 16-byte pieces of each row: the view's outer and axis strides "
+                                    "must be whole multiples of 16 bytes")
+        if inner > CHUNKED_MAX_N:
+            raise UnsuitableVariant(f"{v.name} indexes columns with int: inner axes up to {CHUNKED_MAX_N} elements")
+        has_clusters = self.device.compute_capability >= (9, 0)
+        sizes = sorted({c for (c,) in v.knobs if c == 1 or has_clusters})
+        limit = max(self.device.smem_per_block_optin, self.device.smem_per_block)
+
+        def launch(c):
+            planned = self.column_lines_launch(v, c, STRIDED_SMEM_ROW_THREADS, outer, n, inner, pair)
+            if planned.block * planned.block_y > facts(v.name, (c,)).max_threads:
+                raise UnsuitableVariant(f"{v.name}: {planned.block} x {planned.block_y} threads pass the kernel's "
+                                        "register limit")
+            return planned
+
+        fits = [c for c in sizes if _ceil_div(n, c) * STRIDED_SMEM_LINE <= STRIDED_SMEM_SLICE]
+        fits += [c for c in sizes[-1:] if launch(c).smem <= limit]
+        if not fits:
+            raise UnsuitableVariant(f"{v.name} caches a column in shared memory: a column of {n} {pair[0].name} "
+                                    f"needs {launch(sizes[-1]).smem} bytes a block in a cluster of {sizes[-1]}, "
+                                    f"past {limit}")
+        return launch(fits[0])
+
+    def column_lines_launch(self, v, c: int, row_threads: int, outer: int, n: int, inner: int, pair) -> Launch:
+        """strided_smem's launch with C = c and up to `row_threads` row-threads (no more than the slice's rows)."""
+        columns = STRIDED_SMEM_LINE // pair[0].itemsize
+        share = _ceil_div(n, c)
+        ty = min(row_threads, share)
+        reductions = 2 * columns * ty + 2 * columns + (2 * (2 + c) * columns if c > 1 else 0)
+        smem = reductions * dtypes.accumulator(pair).itemsize + share * STRIDED_SMEM_LINE
+        tiles = _ceil_div(inner + 16 // pair[0].itemsize - 1, columns)  # covers x's misalignment
+        return Launch(v.name, (c,), min(outer * tiles, MAX_GRID // c) * c, columns, smem, block_y=ty)

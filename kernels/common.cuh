@@ -24,6 +24,8 @@
 //   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
 // - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
 //   variants that split a row or a column over several blocks.
+// - merge_pairs: the (max, sum) of pairs in shared memory, in order (strided's
+//   and strided_smem's columns over a block's row-threads and a cluster).
 //
 // Semantics come for free from IEEE arithmetic once the running max starts at
 // -inf: a NaN or +inf in a row, or a row of only -inf, makes the row's sum
@@ -704,6 +706,21 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
     MaxSum<double> v;
     asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
     return v;
+}
+
+// -- columns (strided, strided_smem) --------------------------------------------
+//
+// The (max, sum) of `count` pairs p[0], p[stride], ...: the max first, then
+// each sum rescaled to it once, in order.
+template <typename A>
+__device__ __forceinline__ MaxSum<A> merge_pairs(const MaxSum<A>* p, int count, int stride) {
+    A m = neg_inf<A>();
+#pragma unroll 1
+    for (int r = 0; r < count; ++r) m = acc_max(m, p[r * stride].m);
+    A s = A(0);
+#pragma unroll 1
+    for (int r = 0; r < count; ++r) s += rescale(p[r * stride].s, p[r * stride].m, m);
+    return {m, s};
 }
 
 // Softmax of one row in three passes over global memory (max, sum of

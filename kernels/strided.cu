@@ -68,19 +68,6 @@ __device__ __forceinline__ int opaque(int v) {
     return out;
 }
 
-// The (max, sum) of `count` pairs p[0], p[stride], ...: the max first, then
-// each sum rescaled to it once, in order.
-template <typename A>
-__device__ __forceinline__ csm::MaxSum<A> merge_pairs(const csm::MaxSum<A>* p, int count, int stride) {
-    A m = csm::neg_inf<A>();
-#pragma unroll 1
-    for (int r = 0; r < count; ++r) m = csm::acc_max(m, p[r * stride].m);
-    A s = A(0);
-#pragma unroll 1
-    for (int r = 0; r < count; ++r) s += csm::rescale(p[r * stride].s, p[r * stride].m, m);
-    return {m, s};
-}
-
 template <typename Tin, typename Tout, bool LOG, int R, int C>
 __device__ __forceinline__ void strided(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer,
                                         long long n, long long inner, long long x_outer_stride, long long x_stride,
@@ -130,7 +117,7 @@ __device__ __forceinline__ void strided(const Tin* __restrict__ x, Tout* __restr
             for (int r = static_cast<int>(threadIdx.y); r < C; r += static_cast<int>(blockDim.y))
                 gathered[r * b + tx] = csm::cluster_load(mine, r);
             __syncthreads();
-            stats = merge_pairs(gathered + tx, C, b);
+            stats = csm::merge_pairs(gathered + tx, C, b);
         }
         held.finish(stats);
         const int write_rows = opaque(held_rows);

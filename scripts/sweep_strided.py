@@ -1,10 +1,12 @@
-"""Evidence for the planner's strided rule: every (R, C, TY, TX) launch that holds a column, timed.
+"""Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
+of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed.
 
 For each array and axis: a copy of the same bytes, then each candidate
-checked against the float64 reference and timed with bench.median_ms; the
-planner's own pick is starred. One line a candidate: knobs (R, C), TX x TY,
+checked against the float64 reference and timed with bench.median_ms; auto's
+own pick is starred. One line a candidate: variant, knobs, TX x TY,
 registers, time, % of copy, error ratio.
-Usage: python scripts/sweep_strided.py [case index]...   (default: every case below)
+Usage: python scripts/sweep_strided.py [--variant strided|strided_smem] [case index]...
+(default: both variants, every case below)
 """
 import sys
 
@@ -15,7 +17,10 @@ from cupysoftmax import api, bench, dtypes, reference
 from cupysoftmax import variants as registry
 from cupysoftmax.planner import Launch, MAX_GRID, _ceil_div
 
-CASES = [((8192, 8192), 0, "float32"), ((32, 19, 512, 512), 1, "float32"), ((64, 2048, 1024), 1, "float32")]
+CASES = [((8192, 8192), 0, "float32"), ((32, 19, 512, 512), 1, "float32"), ((64, 2048, 1024), 1, "float32"),
+         ((8192, 8192), 0, "bfloat16"), ((4096, 4096), 0, "float32"), ((16, 512, 4096), 1, "float32"),
+         ((2048, 16384), 0, "float32")]
+SMEM_ROW_THREADS = (4, 8, 16, 32)
 
 
 def candidates(view, pair, facts):
@@ -36,7 +41,18 @@ def candidates(view, pair, facts):
             yield Launch("strided", (r, c), min(items, MAX_GRID // c) * c, tx, smem, block_y=ty)
 
 
-def main(cases):
+def smem_candidates(view, pair, planner):
+    outer, n, inner = view[:3]
+    v = registry.VARIANTS["strided_smem"]
+    limit = planner.device.smem_per_block_optin
+    for (c,) in v.knobs:
+        for ty in SMEM_ROW_THREADS:
+            launch = planner.column_lines_launch(v, c, ty, outer, n, inner, pair)
+            if launch.smem <= limit and launch.block_y == ty and launch.block * ty <= 1024:
+                yield launch
+
+
+def main(cases, variants):
     for shape, axis, name in cases:
         dtype = dtypes.parse(name)
         pair = (dtype, dtype)
@@ -45,12 +61,15 @@ def main(cases):
         view = api.columns_view(x.shape, x.strides, x.itemsize, (axis,))
         y_view = api.columns_view(y.shape, y.strides, y.itemsize, (axis,))
         facts = api._facts(x.device.id, pair, registry.SOFTMAX)
-        _, picked = api.plan_columns(x.device.id, "auto", *view[:3], pair)
+        _, picked = api.plan_columns(x.device.id, "auto", *view[:3], pair, registry.SOFTMAX,
+                                     api.columns_aligned(view, x.itemsize))
         expected = reference.softmax(cupy.asnumpy(x), axis)
         copy_ms = bench.median_ms(bench.copy_call(x.nbytes), repeat=20)
         print(f"{shape} axis {axis} {name}: copy {copy_ms * 1e3:.1f} us")
         p = api.planner(x.device.id)
-        for launch in candidates(view, pair, facts):
+        launches = [*(candidates(view, pair, facts) if "strided" in variants else ()),
+                    *(smem_candidates(view, pair, p) if "strided_smem" in variants else ())]
+        for launch in launches + ([] if picked in launches else [picked]):
             kernel = api._loaded(p, launch, x.device.id, pair, registry.SOFTMAX)
             args = (x, y, *view, *y_view[3:])
             try:
@@ -58,14 +77,20 @@ def main(cases):
                 api.run(kernel, launch, args)
                 cupy.cuda.Device().synchronize()
             except Exception as exc:  # a cluster shape the GPU cannot place, say
-                print(f"   {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} launch failed: {exc}")
+                print(f"   {launch.variant:<12} {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} "
+                      f"launch failed: {exc}")
                 continue
             err = reference.error_ratio(cupy.asnumpy(y), expected, dtype)
             ms = bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
             star = "*" if launch == picked else " "
-            print(f" {star} {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} regs {kernel.num_regs:>3} "
+            print(f" {star} {launch.variant:<12} {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} "
+                  f"regs {kernel.num_regs:>3} "
                   f"{ms * 1e3:8.1f} us {copy_ms / ms:6.0%} err {err:.2f}")
 
 
 if __name__ == "__main__":
-    main([CASES[int(i)] for i in sys.argv[1:]] or CASES)
+    args = sys.argv[1:]
+    chosen = ("strided", "strided_smem")
+    if args[:1] == ["--variant"]:
+        chosen, args = (args[1],), args[2:]
+    main([CASES[int(i)] for i in args] or CASES, chosen)

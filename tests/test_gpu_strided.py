@@ -1,10 +1,12 @@
-"""strided on the GPU: softmax and log_softmax over a middle axis, read in place, against the float64 reference.
+"""strided and strided_smem on the GPU: softmax and log_softmax over a middle axis, read in place, against the
+float64 reference.
 
 Outputs are poisoned with NaN before every launch and inputs are fresh random
 numbers (standard normal x 3) each run; the seed is printed for replay. Each
-case names the code path it reaches: a column in one thread (TY = 1), over
-several row-threads (TY > 1), over a cluster (C > 1, sm_90), a copy to the
-row variants (layouts strided cannot read in place).
+case names the code path it reaches: strided's column in one thread (TY = 1),
+over several row-threads (TY > 1), over a cluster (C > 1, sm_90);
+strided_smem's column cached in shared memory (aligned rows, columns past a
+block of registers); a copy to the row variants (layouts neither reads in place).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
 OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
+COLUMN_VARIANTS = [name for name, v in registry.VARIANTS.items() if v.layout == registry.COLUMNS]
 
 
 def has_clusters() -> bool:
@@ -33,64 +36,82 @@ def check(x, axis, out, op, dtype=None):
 
 
 def launch_of(x, axis, op=registry.SOFTMAX, out_dtype=None):
-    """The strided launch auto plans for x over axis (None where it takes the rows path)."""
+    """The column launch auto plans for x over axis (None where it takes the rows path)."""
     axes = api.normalize_axes(axis, x.ndim)
     view = api.columns_view(x.shape, x.strides, x.itemsize, axes)
     if view is None:
         return None
     try:
-        return api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, out_dtype or x.dtype), op)[1]
+        return api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, out_dtype or x.dtype), op,
+                                api.columns_aligned(view, x.itemsize))[1]
     except UnsuitableVariant:
         return None
 
 
-# (id naming the path, shape, axis)
+# (id naming the path, shape, axis, the variant auto takes on sm_90 for every dtype). An inner axis of 16-byte
+# multiples in every dtype (24, 48, 64, 200 elements) keeps the rows aligned, which strided_smem needs; auto
+# takes it for columns past a block of registers (past 1024 rows).
 SHAPES = [
-    ("n1_column_of_one", (3, 1, 70), 1),
-    ("n2_tiny_wide_tx", (5, 2, 300), 1),
-    ("n19_one_row_thread", (4, 19, 130), 1),  # R = 32 in one thread, inner not a multiple of TX
-    ("n19_4d_axis1", (3, 19, 6, 11), 1),  # the issue's layout, small
-    ("n100_row_threads_not_multiple", (2, 100, 45), -2),  # TY = 4, negative axis
-    ("n1000_many_row_threads", (2, 1000, 33), 1),
-    ("axis0_of_2d", (777, 96), 0),
-    ("axis_pair_collapsed", (3, 5, 7, 40), (1, 2)),
-    ("outer_large", (600, 3, 64), 1),
-    ("n2500_cluster", (2, 2500, 40), 1),  # past one block: a cluster on sm_90, a copy elsewhere
-    ("n4000_cluster", (1, 4000, 32), 1),
+    ("n1_column_of_one", (3, 1, 70), 1, "strided"),
+    ("n2_tiny_wide_tx", (5, 2, 300), 1, "strided"),
+    ("n19_one_row_thread", (4, 19, 130), 1, "strided"),  # R = 32 in one thread, inner not a multiple of TX
+    ("n19_4d_axis1", (3, 19, 6, 11), 1, "strided"),  # the issue's layout, small
+    ("n100_row_threads_not_multiple", (2, 100, 45), -2, "strided"),  # TY = 4, negative axis
+    ("n1000_many_row_threads", (2, 1000, 33), 1, "strided"),  # float64: a cluster
+    ("axis0_of_2d", (777, 97), 0, "strided"),
+    ("axis_pair_collapsed", (3, 5, 7, 40), (1, 2), "strided"),
+    ("outer_large", (600, 3, 64), 1, "strided"),
+    ("n2500_registers_cluster_unaligned_rows", (2, 2500, 41), 1, "strided"),  # a cluster on sm_90, a copy elsewhere
+    ("n4000_registers_cluster_unaligned_rows", (1, 4000, 33), 1, "strided"),
+    ("n3000_smem_cluster", (2, 3000, 48), 1, "strided_smem"),
+    ("n1500_smem_outer_and_tiles", (3, 1500, 200), 1, "strided_smem"),
+    ("n1100_smem_partial_tile", (2, 1100, 24), 1, "strided_smem"),
+    ("axis0_smem_of_2d", (2000, 64), 0, "strided_smem"),
 ]
-# Columns every dtype holds in one block (float64 at R = 32 runs 384 threads at most: 12 x 32 x 32 rows)
-ONE_BLOCK_ROWS = 384
 
 
 @pytest.mark.parametrize("case", SHAPES, ids=[s[0] for s in SHAPES])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
 def test_matches_reference(rng, op, dtype, case):
-    _, shape, axis = case
+    _, shape, axis, variant = case
     x = draw(rng, shape, dtype)
     out = poisoned(shape, dtype)
     launch = launch_of(x, axis, op)
-    n = int(numpy.prod([shape[a] for a in api.normalize_axes(axis, len(shape))]))
-    if has_clusters() or n <= ONE_BLOCK_ROWS:
-        assert launch is not None and launch.variant == "strided", case
-    if launch is not None and launch.knobs[1] > 1:
+    if has_clusters():
+        assert launch is not None and launch.variant == variant, case
+    if launch is not None and launch.knobs[-1] > 1:
         assert has_clusters()
     assert api.FUNCTIONS[op](x, axis=axis, out=out) is out
     check(x, axis, out, op)
 
 
+@pytest.mark.parametrize("variant, shape", [("strided", (4, 300, 50)), ("strided_smem", (2, 3000, 48))],
+                         ids=["strided_one_block", "strided_smem_cluster"])
 @pytest.mark.parametrize("op", OPS)
-def test_named_strided_matches_auto_bits(rng, op):
-    x = draw(rng, (4, 300, 50), numpy.float32)
+def test_named_variant_matches_auto_bits(rng, op, variant, shape):
+    x = draw(rng, shape, numpy.float32)
+    assert not has_clusters() or launch_of(x, 1, op).variant == variant
     function = api.FUNCTIONS[op]
-    assert bool((function(x, axis=1, variant="strided") == function(x, axis=1)).all())
+    assert bool((function(x, axis=1, variant=variant) == function(x, axis=1)).all())
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_strided_smem_named_for_a_short_column_takes_one_block(rng, op, dtype):
+    x = draw(rng, (3, 300, 64), dtype)
+    out = poisoned(x.shape, dtype)
+    api.FUNCTIONS[op](x, axis=1, out=out, variant="strided_smem")
+    check(x, 1, out, op)
+
+
+@pytest.mark.parametrize("variant, shape", [("strided", (3, 40, 70)), ("strided_smem", (2, 3000, 48))],
+                         ids=["strided", "strided_smem_element_stores"])
 @pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
-def test_half_precision_in_float32_out_uses_the_mixed_kernel(rng, op, in_dtype):
-    x = draw(rng, (3, 40, 70), in_dtype)
-    assert launch_of(x, 1, op, dtypes.FLOAT32).variant == "strided"
+def test_half_precision_in_float32_out_uses_the_mixed_kernel(rng, op, in_dtype, variant, shape):
+    x = draw(rng, shape, in_dtype)
+    assert not has_clusters() or launch_of(x, 1, op, dtypes.FLOAT32).variant == variant
     out = poisoned(x.shape, dtypes.FLOAT32)
     api.FUNCTIONS[op](x, axis=1, dtype="float32", out=out)
     check(x, 1, out, op, numpy.float32)
@@ -110,13 +131,17 @@ def test_views_read_in_place(rng, make, axis):
     check(x, axis, out, registry.SOFTMAX)
 
 
-@pytest.mark.parametrize("shape, make, why", [
-    ((4, 30, 40), lambda a: a[:, :, ::2], "strided reads x in place"),
-    ((4, 30, 40), lambda a: a[:, :, ::-1], "strided reads x in place"),
-    ((4, 30, 40), lambda a: a.transpose(0, 2, 1), "strided reads x in place"),
-    ((1, 20000, 32), lambda a: a, "does not fit"),  # past 16 blocks of 800 rows (float32 at R = 32)
-], ids=["stepped_inner_copy", "reversed_inner_copy", "transposed_inner_copy", "column_past_a_cluster_copy"])
-def test_what_strided_cannot_read_takes_the_copy_path_and_strided_refuses(rng, shape, make, why):
+@pytest.mark.parametrize("shape, make, why, why_smem", [
+    ((4, 30, 40), lambda a: a[:, :, ::2], "strided reads x in place", "strided_smem reads x in place"),
+    ((4, 30, 40), lambda a: a[:, :, ::-1], "strided reads x in place", "strided_smem reads x in place"),
+    ((4, 30, 40), lambda a: a.transpose(0, 2, 1), "strided reads x in place", "strided_smem reads x in place"),
+    # past 16 blocks of 800 rows (float32 at R = 32), rows 132 bytes apart
+    ((1, 20000, 33), lambda a: a, "does not fit", "16 bytes"),
+    # past 16 blocks of 1816 lines (227 KB of shared memory)
+    ((1, 40000, 32), lambda a: a, "does not fit", "caches a column in shared memory"),
+], ids=["stepped_inner_copy", "reversed_inner_copy", "transposed_inner_copy", "column_past_a_cluster_unaligned_copy",
+        "column_past_shared_memory_copy"])
+def test_what_neither_column_variant_reads_takes_the_copy_path_and_they_refuse(rng, shape, make, why, why_smem):
     x = make(draw(rng, shape, numpy.float32))
     assert launch_of(x, 1) is None
     out = poisoned(x.shape, numpy.float32)
@@ -124,6 +149,22 @@ def test_what_strided_cannot_read_takes_the_copy_path_and_strided_refuses(rng, s
     check(x, 1, out, registry.SOFTMAX)
     with pytest.raises(UnsuitableVariant, match=why):
         softmax(x, axis=1, variant="strided")
+    with pytest.raises(UnsuitableVariant, match=why_smem):
+        softmax(x, axis=1, variant="strided_smem")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda a: a[:, :, 1:70], lambda a: a[:, ::-1], lambda a: a[:, ::2], lambda a: a[::-1, :, 3:]],
+    ids=["misaligned_start_partial_chunks", "reversed_axis", "stepped_axis", "reversed_outer_misaligned"],
+)
+@pytest.mark.parametrize("dtype", [numpy.float32, dtypes.BFLOAT16], ids=dtypes.name)
+def test_strided_smem_reads_aligned_views_in_place(rng, dtype, make):
+    x = make(draw(rng, (3, 2600, 72), dtype))  # rows 144 or 288 bytes apart: one 16-byte phase
+    assert not has_clusters() or launch_of(x, 1).variant == "strided_smem"
+    out = poisoned(x.shape, dtype)
+    softmax(x, axis=1, out=out)
+    check(x, 1, out, registry.SOFTMAX)
 
 
 def test_a_row_variant_named_for_a_middle_axis_copies(rng):
@@ -133,17 +174,19 @@ def test_a_row_variant_named_for_a_middle_axis_copies(rng):
     check(x, 1, out, registry.SOFTMAX)
 
 
-def test_strided_named_for_the_last_axis_refuses_before_any_launch(rng):
+@pytest.mark.parametrize("variant", COLUMN_VARIANTS)
+def test_column_variant_named_for_the_last_axis_refuses_before_any_launch(rng, variant):
     x = draw(rng, (8, 100), numpy.float32)
     out = poisoned(x.shape, numpy.float32)
-    with pytest.raises(UnsuitableVariant, match="strided reads columns.*variants that can: .*online"):
-        softmax(x, axis=-1, out=out, variant="strided")
+    with pytest.raises(UnsuitableVariant, match=f"{variant} reads columns.*variants that can: .*online"):
+        softmax(x, axis=-1, out=out, variant=variant)
     assert bool(cupy.isnan(out).all())
 
 
+@pytest.mark.parametrize("shape", [(3, 700, 90), (2, 3000, 48)], ids=["strided", "strided_smem"])
 @pytest.mark.parametrize("op", OPS)
-def test_out_aliasing_x_exactly_is_written_in_place(rng, op):
-    x = draw(rng, (3, 700, 90), numpy.float32)
+def test_out_aliasing_x_exactly_is_written_in_place(rng, op, shape):
+    x = draw(rng, shape, numpy.float32)
     want = reference.REFERENCES[op](cupy.asnumpy(x), 1)
     assert api.FUNCTIONS[op](x, axis=1, out=x) is x
     reference.assert_close(cupy.asnumpy(x), want, numpy.float32, op)
@@ -157,14 +200,15 @@ def test_out_overlapping_x_otherwise_goes_through_a_temporary(rng):
     reference.assert_close(cupy.asnumpy(out), want, numpy.float32)
 
 
-def test_out_with_a_layout_of_its_own(rng):
-    x = draw(rng, (4, 30, 50), numpy.float32)
-    out_base = poisoned((4, 60, 51), numpy.float32)
+@pytest.mark.parametrize("n, inner", [(30, 50), (3000, 48)], ids=["strided", "strided_smem_element_stores"])
+def test_out_with_a_layout_of_its_own(rng, n, inner):
+    x = draw(rng, (4, n, inner), numpy.float32)
+    out_base = poisoned((4, 2 * n, inner + 1), numpy.float32)
     out = out_base[:, ::2, 1:]  # stepped axis and misaligned inner: still a column view
     softmax(x, axis=1, out=out)
     check(x, 1, out, registry.SOFTMAX)
     assert bool(cupy.isnan(out_base[:, 1::2]).all()) and bool(cupy.isnan(out_base[:, ::2, 0]).all())
-    transposed = poisoned((50, 30, 4), numpy.float32).transpose(2, 1, 0)  # no unit-stride inner: a temporary
+    transposed = poisoned((inner, n, 4), numpy.float32).transpose(2, 1, 0)  # no unit-stride inner: a temporary
     softmax(x, axis=1, out=transposed)
     check(x, 1, transposed, registry.SOFTMAX)
 
@@ -182,30 +226,32 @@ def extreme_columns(rng, shape, dtype):
     return cupy.asarray(x.astype(dtype))
 
 
-@pytest.mark.parametrize("n", [19, 300, 3000], ids=["one_row_thread", "row_threads", "cluster"])
+@pytest.mark.parametrize("n, inner", [(19, 40), (300, 40), (3000, 41), (3000, 48)],
+                         ids=["one_row_thread", "row_threads", "registers_cluster", "strided_smem_cluster"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
-def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n):
-    x = extreme_columns(rng, (2, n, 40), dtype)
+def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n, inner):
+    x = extreme_columns(rng, (2, n, inner), dtype)
     out = poisoned(x.shape, dtype)
     api.FUNCTIONS[op](x, axis=1, out=out)
     check(x, 1, out, op)
     got = cupy.asnumpy(out)
     nan_columns = numpy.isnan(got).all(axis=1)  # (outer, inner)
-    expected = numpy.zeros((2, 40), bool)
+    expected = numpy.zeros((2, inner), bool)
     expected[:, [1, 2, 3, 6]] = True
     assert (nan_columns == expected).all()
-    assert not numpy.isnan(got[:, :, [0, 4, 5, *range(7, 40)]]).any()
+    assert not numpy.isnan(got[:, :, [0, 4, 5, *range(7, inner)]]).any()
 
 
-def test_same_input_same_bits(rng):
-    x = draw(rng, (2, 3000, 64), numpy.float32)  # a cluster on sm_90
+@pytest.mark.parametrize("inner", [41, 48], ids=["registers_cluster", "strided_smem_cluster"])
+def test_same_input_same_bits(rng, inner):
+    x = draw(rng, (2, 3000, inner), numpy.float32)  # a cluster on sm_90
     first = softmax(x, axis=1)
     assert bool((softmax(x, axis=1) == first).all())
 
 
-@pytest.mark.parametrize("shape, axis", [((64, 300, 40), 1), ((2, 3000, 40), 1)],
-                         ids=["one_block", "cluster"])
+@pytest.mark.parametrize("shape, axis", [((64, 300, 40), 1), ((2, 3000, 41), 1), ((2, 3000, 40), 1)],
+                         ids=["one_block", "registers_cluster", "strided_smem_cluster"])
 def test_remembered_calls_stay_correct(rng, shape, axis):
     softmax(draw(rng, (2, 3), numpy.float32))  # the process's first call binds cupy.ndarray for the fast path
     api._calls.clear()

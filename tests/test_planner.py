@@ -354,8 +354,15 @@ STRIDED_REGISTERS_SM90_F32 = {(8, False): 46, (8, True): 56, (16, False): 54, (1
                               (32, True): 80}
 
 
+# strided_smem's, by C > 1
+STRIDED_SMEM_REGISTERS_SM90_F32 = {False: 51, True: 46}
+
+
 def strided_facts(name, knobs):
-    regs = STRIDED_REGISTERS_SM90_F32[knobs[0], knobs[1] > 1]
+    if name == "strided_smem":
+        regs = STRIDED_SMEM_REGISTERS_SM90_F32[knobs[0] > 1]
+    else:
+        regs = STRIDED_REGISTERS_SM90_F32[knobs[0], knobs[1] > 1]
     return KernelFacts(num_regs=regs, static_smem=0, local_bytes=0, max_threads=max_threads(regs))
 
 
@@ -373,7 +380,7 @@ def strided_facts(name, knobs):
          "n100_four_row_threads", "n12_r16", "one_block_full", "one_row_past_a_block_cluster2"],
 )
 def test_strided_holds_a_column_in_the_fewest_blocks(h100, outer, n, inner, knobs, block, block_y, grid):
-    launch = h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+    launch = h100.plan_columns("strided", outer, n, inner, F32, strided_facts)
     assert (launch.variant, launch.knobs, launch.block, launch.block_y, launch.grid) == (
         "strided", knobs, block, block_y, grid)
     c = knobs[1]
@@ -390,14 +397,78 @@ def test_strided_takes_float64_accumulators_in_shared_memory(h100):
 @pytest.mark.parametrize("outer, n, inner", [(1, 12801, 64), (8, 100_000, 32)], ids=["past_16x25x32", "vocab_column"])
 def test_strided_refuses_a_column_past_a_cluster_of_16(h100, outer, n, inner):
     with pytest.raises(UnsuitableVariant, match=rf"a column of {n} float32 does not fit in a cluster of 16 blocks"):
-        h100.plan_columns("auto", outer, n, inner, F32, strided_facts)
+        h100.plan_columns("strided", outer, n, inner, F32, strided_facts)
 
 
 def test_strided_without_clusters_holds_a_column_in_one_block():
     small = Planner(SMALL)
-    assert small.plan_columns("auto", 1, 896, 64, F32, strided_facts).knobs == (32, 1)
+    assert small.plan_columns("strided", 1, 896, 64, F32, strided_facts).knobs == (32, 1)
     with pytest.raises(UnsuitableVariant, match="a column of 897 float32 does not fit in one block"):
-        small.plan_columns("auto", 1, 897, 64, F32, strided_facts)
+        small.plan_columns("strided", 1, 897, 64, F32, strided_facts)
+
+
+# -- auto over columns: strided while one block holds a column, strided_smem past that ---------------------------
+
+@pytest.mark.parametrize(
+    "outer, n, inner, aligned, variant, knobs",
+    [(32, 19, 512 * 512, True, "strided", (32, 1)),  # the segmentation layout: one block of registers
+     (2, 896, 64, True, "strided", (32, 1)),  # 28 row-threads of 32 values (70 registers): still one block
+     (2, 897, 64, True, "strided_smem", (2,)),  # one row more: 449 lines a block in a cluster of 2
+     (1, 8192, 8192, True, "strided_smem", (16,)),  # axis 0 of (8192, 8192): 512 lines (64 KB) a block
+     (1, 8192, 8192, False, "strided", (32, 16)),  # rows without one 16-byte phase: registers, a cluster of 16
+     # past 16 blocks of registers and past 64 KB a block at C = 16: the most blocks, 801 lines each
+     (1, 12801, 64, True, "strided_smem", (16,))],
+    ids=["segmentation_registers", "one_block_full_registers", "one_row_past_a_block_smem", "axis0_8192_smem_c16",
+         "unaligned_rows_registers_cluster", "past_registers_smem_large_slices"],
+)
+def test_auto_takes_registers_for_one_block_and_shared_memory_past_it(h100, outer, n, inner, aligned, variant,
+                                                                        knobs):
+    launch = h100.plan_columns("auto", outer, n, inner, F32, strided_facts, aligned=aligned)
+    assert (launch.variant, launch.knobs) == (variant, knobs)
+
+
+def test_auto_refuses_a_column_neither_holds(h100):
+    with pytest.raises(UnsuitableVariant, match="no variant holds a column of 100000 float32"):
+        h100.plan_columns("auto", 8, 100_000, 32, F32, strided_facts)
+
+
+@pytest.mark.parametrize(
+    "outer, n, inner, pair, knobs, block, block_y, lines",
+    [(1, 8192, 8192, F32, (16,), 32, 8, 512),  # 32 columns (128 bytes) by 8 row-threads
+     (1, 8192, 8192, BF16, (16,), 64, 8, 512),  # 64 columns of 2 bytes
+     (1, 4096, 4096, F32, (8,), 32, 8, 512),
+     (16, 512, 4096, F32, (1,), 32, 8, 512),  # a column in one block
+     (3, 5, 100, F32, (1,), 32, 5, 5)],  # fewer row-threads than 8 where the slice has fewer rows
+    ids=["f32_8192_c16", "bf16_8192_c16", "f32_4096_c8", "f32_512_one_block", "n5_five_row_threads"],
+)
+def test_strided_smem_takes_the_fewest_blocks_whose_slices_fit_64_kb(h100, outer, n, inner, pair, knobs, block,
+                                                                       block_y, lines):
+    launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts)
+    assert (launch.knobs, launch.block, launch.block_y) == (knobs, block, block_y)
+    c = knobs[0]
+    assert -(-n // c) == lines and lines * 128 <= 64 * 1024
+    reductions = 2 * block * block_y + 2 * block + (2 * (2 + c) * block if c > 1 else 0)
+    assert launch.smem == reductions * 4 + lines * 128
+    tiles = -(-(inner + 16 // pair[0].itemsize - 1) // block)  # room for x's misalignment
+    assert launch.grid == outer * tiles * c
+
+
+def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
+    with pytest.raises(UnsuitableVariant, match="strides must be whole multiples of 16 bytes"):
+        h100.plan_columns("strided_smem", 1, 8192, 8192, F32, strided_facts, aligned=False)
+
+
+def test_strided_smem_refuses_a_column_past_a_clusters_shared_memory(h100):
+    with pytest.raises(UnsuitableVariant, match="a column of 40000 float32 needs .* in a cluster of 16"):
+        h100.plan_columns("strided_smem", 1, 40_000, 32, F32, strided_facts)
+
+
+def test_strided_smem_without_clusters_takes_one_block_up_to_the_opt_in_limit():
+    small = Planner(SMALL)
+    launch = small.plan_columns("strided_smem", 1, 400, 64, F32, strided_facts)
+    assert launch.knobs == (1,) and launch.smem <= SMALL.smem_per_block_optin
+    with pytest.raises(UnsuitableVariant, match="in a cluster of 1"):
+        small.plan_columns("strided_smem", 1, SMALL.smem_per_block_optin // 128 + 1, 64, F32, strided_facts)
 
 
 def test_strided_grid_stops_at_the_grid_limit(h100):

@@ -1,0 +1,157 @@
+// Variant: strided_smem (any axis without a transposed copy, columns cached in shared memory)
+//
+// Idea: softmax over a middle axis, x viewed in place as (outer, N, inner)
+// as strided does, for columns too long for registers. A work item is a tile
+// of W adjacent columns (one 128-byte line of each row: W = 8 chunks of
+// 16 / sizeof(Tin) elements); a cluster of C blocks splits its N rows into
+// slices of L = ceil(N / C) rows, and each block copies its slice, L lines,
+// into shared memory with cp.async (16-byte copies that need no registers:
+// every line of the slice is in flight at once). x is read once and y
+// written once. A column's (max, sum): each row-thread's rows from shared
+// memory, then over the TY row-threads, then on sm_90 over the C blocks
+// through distributed shared memory (every block merges the C partials in
+// rank order: the same bits in each); row 0's W threads merge, the others
+// wait at the barrier. The block then writes its slice from shared memory,
+// 16-byte streaming stores. It writes
+// softmax, or log_softmax with LOG. Why not strided: a column of 8192 needs
+// all 16 blocks of a cluster at 32 values a thread there, 80 registers and
+// few blocks in flight; here the slice costs no registers and three blocks
+// fit an SM (H100, 2026-11-22: axis 0 of (8192, 8192) float32, strided 61% of
+// copy, this layout 76%; docs/perf/sweep-strided-smem-h100.txt).
+//
+// Limits: every row of the view starts at the same 16-byte phase (the
+// softmax-axis and outer strides, in bytes, are multiples of 16; x itself
+// may be misaligned: the tile's partial first and last chunks move element by
+// element, padded with -inf); inner < 2^31 (chunk indices are int). A
+// column of N must fit a cluster's shared memory: L * 128 bytes a block. C > 1
+// needs thread-block clusters (sm_90); C = 16 needs the non-portable cluster
+// size attribute, which the loader sets. Strides are in elements and may be
+// negative. Exact aliasing (y == x, same strides) is safe: a block writes
+// only the slice it read, after the column's reductions.
+//
+// Launch contract: blockDim = (W, TY), W = 128 / sizeof(Tin) columns;
+// gridDim.x a multiple of C, C consecutive blocks per item, clusters looping
+// over the items o * tiles + t (tiles = ceil((inner + shift) / W), shift x's
+// misalignment in elements); dynamic shared memory = (2 * W * TY + 2 * W +
+// (C > 1 ? 2 * (2 + C) * W : 0)) * sizeof(A) + L * 128 bytes (A the
+// accumulation type). Arguments: x, y, outer, n, inner, x's outer and
+// softmax-axis strides, y's.
+#include "common.cuh"
+
+constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
+
+// A 16-byte copy from global to shared memory that bypasses L1 and registers;
+// the L2 hint fetches the line's 256-byte sector pair, which the neighbouring
+// tile's cluster reads next (H100, 2026-11-22: 64-byte tiles 72% -> 79% of copy
+// with it; 128-byte tiles 79% either way).
+__device__ __forceinline__ void copy_async(void* shared, const void* global) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"
+                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))), "l"(global) : "memory");
+}
+
+__device__ __forceinline__ void copies_done() {
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+}
+
+template <typename Tin, typename Tout, bool LOG, int C>
+__device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer,
+                                             long long n, long long inner, long long x_outer_stride,
+                                             long long x_stride, long long y_outer_stride, long long y_stride) {
+    using A = csm::acc_t<Tin, Tout>;
+    using State = csm::MaxSum<A>;
+    constexpr int V = csm::Vec<Tin>::size;
+    constexpr int W = TILE_CHUNKS * V;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+    const int row_threads = static_cast<int>(blockDim.y), threads = W * row_threads, t = ty * W + tx;
+    State* pairs = reinterpret_cast<State*>(smem_raw);  // [TY][W]: each row-thread's (max, sum)
+    State* column = pairs + threads;  // [W]: (max, 1 / sum or log(sum)) a column
+    State* partial = column + W;  // [2][W]: this block's pairs, by item parity
+    State* gathered = partial + 2 * W;  // [C][W]: the cluster's pairs, in rank order
+    csm::Vec<Tin>* slice = reinterpret_cast<csm::Vec<Tin>*>(smem_raw + (2 * threads + 2 * W + (C > 1 ? 2 * (2 + C) * W : 0)) * sizeof(A));  // [L][8]
+    const int rank = static_cast<int>(blockIdx.x) % C;
+    const long long clusters = gridDim.x / C;
+    const long long share = (n + C - 1) / C;
+    const long long first = rank * share;
+    const int rows = static_cast<int>(first < n ? (n - first < share ? n - first : share) : 0);
+    const int shift = csm::misalignment(x);  // every row's (the planner checks the strides)
+    const long long tiles = (inner + shift + W - 1) / W;
+    const int lines = rows * TILE_CHUNKS;
+    int parity = 0;
+    for (long long item = blockIdx.x / C; item < outer * tiles; item += clusters, parity ^= 1) {
+        const long long o = item / tiles;
+        const int tile = static_cast<int>(item - o * tiles);
+        const Tin* xs = x + o * x_outer_stride + first * x_stride;
+        for (int i = t; i < lines; i += threads) {
+            const int r = i / TILE_CHUNKS, c = tile * TILE_CHUNKS + i % TILE_CHUNKS;
+            const Tin* row = xs + r * x_stride;
+            const int e0 = c * V - shift;
+            if (e0 >= 0 && e0 + V <= inner) copy_async(slice + i, row + e0);
+            else slice[i] = csm::load_chunk(row, static_cast<int>(inner), shift, c);
+        }
+        copies_done();
+        __syncthreads();
+        // column tx of the tile: element tx of each line
+        const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
+        // (unrolled: four loads in flight rather than one shared-memory latency a row)
+        A m = csm::neg_inf<A>();
+#pragma unroll 4
+        for (int r = ty; r < rows; r += row_threads) m = csm::acc_max(m, csm::to_acc<A>(values[r * W]));
+        const A shift_by = csm::FastExp::sum_shift(m);
+        A s = A(0);
+#pragma unroll 4
+        for (int r = ty; r < rows; r += row_threads) s += csm::FastExp::of(csm::to_acc<A>(values[r * W]), shift_by);
+        // The column's (max, sum): row 0's threads merge the TY row-threads' pairs, then (clusters) every
+        // row-thread fetches one block's pair and row 0 merges the C of them; the others only wait.
+        pairs[t] = {m, s};
+        __syncthreads();
+        State stats{};
+        if (ty == 0) stats = csm::merge_pairs(pairs + tx, row_threads, W);
+        if constexpr (C > 1) {
+            State* mine = partial + parity * W + tx;
+            if (ty == 0) *mine = stats;
+            csm::cluster_sync();
+            for (int r = ty; r < C; r += row_threads) gathered[r * W + tx] = csm::cluster_load(mine, r);
+            __syncthreads();
+            if (ty == 0) stats = csm::merge_pairs(gathered + tx, C, W);
+        }
+        if (ty == 0) column[tx] = {stats.m, LOG ? csm::acc_log(stats.s) : A(1) / stats.s};
+        __syncthreads();
+        // A thread writes chunk t % 8 of its lines (threads is a multiple of 8): its V columns' factors once.
+        const int j = t % TILE_CHUNKS, c = tile * TILE_CHUNKS + j;
+        csm::Normalize<A, Tin, LOG> columns[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) columns[k] = {column[j * V + k].m, column[j * V + k].s, A(1)};
+        Tout* ys = y + o * y_outer_stride + first * y_stride;
+#pragma unroll 4
+        for (int i = t; i < lines; i += threads) {
+            Tout* row = ys + (i / TILE_CHUNKS) * y_stride;
+            const csm::Vec<Tin> v = slice[i];
+            csm::store_chunk<Tin>(
+                row, static_cast<int>(inner), shift, csm::misalignment(row) == shift, c,
+                [&](int k) { return csm::from_acc<Tout>(columns[k](v, k)); }, true);
+        }
+        __syncthreads();  // the next item's copies overwrite the slice and the columns
+    }
+    if constexpr (C > 1) {
+        // A block's shared memory must outlive every read of it by the cluster.
+        csm::cluster_sync();
+    }
+}
+
+template <typename Tin, typename Tout, bool LOG>
+__global__ void softmax_strided_smem(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer, long long n,
+                                     long long inner, long long x_outer_stride, long long x_stride,
+                                     long long y_outer_stride, long long y_stride) {
+    strided_smem<Tin, Tout, LOG, 1>(x, y, outer, n, inner, x_outer_stride, x_stride, y_outer_stride, y_stride);
+}
+
+#if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
+template <typename Tin, typename Tout, bool LOG, int C>
+__global__ void __cluster_dims__(C, 1, 1)
+    softmax_strided_smem_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer, long long n,
+                                 long long inner, long long x_outer_stride, long long x_stride,
+                                 long long y_outer_stride, long long y_stride) {
+    strided_smem<Tin, Tout, LOG, C>(x, y, outer, n, inner, x_outer_stride, x_stride, y_outer_stride, y_stride);
+}
+#endif
