@@ -93,8 +93,9 @@ def _backward(op, y, dy, axis, out, variant):
         y2, dy2 = api.rows_view(ys, trailing), api.rows_view(dys, trailing)
         copied = y2 is None or dy2 is None or not same_misalignment(y2, dy2)  # the kernels pair y's and dy's chunks
         # planned before any copy: a variant that cannot serve raises with nothing launched. A
-        # contiguous copy starts aligned; its rows are when they are whole 16-byte chunks.
-        aligned = (m == 1 or n * y.itemsize % 16 == 0) if copied else api.rows_aligned(y2)
+        # contiguous copy starts aligned; its rows are when they are whole 16-byte chunks (a
+        # single row too, as api.rows_aligned counts it).
+        aligned = n * y.itemsize % 16 == 0 if copied else api.rows_aligned(y2)
         kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), aligned, op)
         if copied:
             y2, dy2 = (_aligned_rows(cupy, a, m, n) for a in (ys, dys))

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -21,7 +22,10 @@ from . import variants as registry
 from .planner import KernelFacts
 
 HEADER = "common.cuh"
-OPTIONS = ("--std=c++17",)
+# CUPYSOFTMAX_LINEINFO=1 (read once, at import) adds -lineinfo: compute-sanitizer
+# and ncu then name the .cu line of a fault (scripts/sanitize.py sets it).
+LINEINFO = os.environ.get("CUPYSOFTMAX_LINEINFO") == "1"
+OPTIONS = ("--std=c++17", *(("-lineinfo",) if LINEINFO else ()))
 # What cupy.RawModule adds to every NVRTC compile by itself; the offline build
 # adds them too, so that it compiles exactly what runs.
 CUPY_OPTIONS = ("--device-as-default-execution-space", "-ftz=true")

@@ -1,0 +1,136 @@
+"""The workload that scripts/sanitize.py runs under compute-sanitizer (runs on its own too).
+
+Every variant of the registry (cupysoftmax/variants.py), for every op it serves -- softmax,
+log_softmax, both gradients, softmax with scale= and where=, softmax over a middle axis --
+over small shapes that reach every planner path: rows shorter than a chunk, rows that
+several share a warp, a warp, a block, a block plus shared memory, a cluster; two_pass;
+N not a multiple of the 16-byte vector width; rows misaligned against 16 bytes (x[:, 1:]);
+strided columns in one block and over a cluster. A variant that refuses a shape
+(UnsuitableVariant) is counted and skipped. Every result is checked against the float64
+reference, so a clean sanitizer run also proves the results right.
+
+CuPy's memory pools are turned off before anything is allocated: every array is its own
+cudaMalloc, so a read past an array's end is not hidden in a pool block's slack.
+Prints one line per failure, then `launches N refused N failures N`; exits 1 on a failure.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cupy
+
+cupy.cuda.set_allocator(None)
+cupy.cuda.set_pinned_memory_allocator(None)
+
+import numpy  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, reference  # noqa: E402
+from cupysoftmax import variants as registry  # noqa: E402
+
+MASKED = "softmax_scale_where"
+FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
+
+# (name of the path on the H100, M, N, in --quick): rows over the last axis, float32 chunk counts
+ROW_SHAPES = [
+    ("n1_one_element", 5, 1, True),
+    ("n7_less_than_a_chunk", 37, 7, True),
+    ("n33_rows_sharing_a_warp_tail", 9, 33, True),
+    ("n1000_a_warp_or_a_block", 5, 1000, True),
+    ("n4097_block_tail", 3, 4097, False),
+    ("n32000_split_row_clusters", 2, 32000, True),
+    ("m132_n50257_split_row_shared_memory_part", 132, 50257, False),
+    ("n150001_clusters_of_16", 2, 150_001, False),
+    ("n524291_two_pass", 2, 2**19 + 3, True),
+]
+# (name, shape, axis, in --quick): softmax over a middle axis (strided, and the row variants through a copy)
+COLUMN_SHAPES = [
+    ("n19_one_row_thread", (4, 19, 130), 1, True),
+    ("n1000_row_threads", (2, 1000, 33), 1, False),
+    ("n2500_cluster", (2, 2500, 40), 1, True),
+]
+LAYOUTS = ["contiguous", "misaligned_view"]
+
+
+class Tally:
+    def __init__(self):
+        self.launches = self.refused = self.failures = 0
+
+    def run(self, what: str, compute, expected, dtype, op, scale=None) -> None:
+        """compute() -> the result; checked against expected() (float64) within dtype's tolerance."""
+        try:
+            got = compute()
+        except UnsuitableVariant:
+            self.refused += 1
+            return
+        self.launches += 1
+        try:
+            reference.assert_close(cupy.asnumpy(got), expected(), dtype, op, scale)
+        except AssertionError as exc:
+            self.failures += 1
+            print(f"FAIL {what}: {exc}", flush=True)
+
+
+def draw(rng, shape, dtype, layout="contiguous", scale=3.0):
+    """Fresh standard normal x scale; misaligned_view: a view one element into each row."""
+    if layout == "misaligned_view":
+        wide = (*shape[:-1], shape[-1] + 1)
+        return cupy.asarray((rng.standard_normal(wide) * scale).astype(dtype))[..., 1:]
+    return cupy.asarray((rng.standard_normal(shape) * scale).astype(dtype))
+
+
+def rows(tally, rng, variant, dtype, name, m, n, layout):
+    v = registry.VARIANTS[variant]
+    for op in v.ops:
+        what = f"{variant} {op} {dtypes.name(dtype)} {name} {layout}"
+        if op in registry.BACKWARD:
+            y = api.FUNCTIONS[FORWARD[op]](draw(rng, (m, n), dtype, layout), axis=-1)
+            dy = draw(rng, (m, n), dtype, layout, scale=1.0)
+            host = (cupy.asnumpy(y), cupy.asnumpy(dy))
+            tally.run(what, lambda: gradients.GRADIENTS[op](y, dy, variant=variant),
+                      lambda: reference.GRADIENTS[op](*host), dtype, op, reference.gradient_scale(*host, op))
+            continue
+        x = draw(rng, (m, n), dtype, layout)
+        tally.run(what, lambda: api.FUNCTIONS[op](x, axis=-1, variant=variant),
+                  lambda: reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
+        if v.fused and op == registry.SOFTMAX:
+            mask = cupy.asarray(rng.random((m, n)) < 0.7)
+            tally.run(f"{variant} {MASKED} {dtypes.name(dtype)} {name} {layout}",
+                      lambda: api.softmax(x, axis=-1, variant=variant, scale=1.7, where=mask),
+                      lambda: reference.softmax(cupy.asnumpy(x), -1, scale=1.7, where=cupy.asnumpy(mask)), dtype, op)
+
+
+def columns(tally, rng, variant, dtype, name, shape, axis):
+    for op in (o for o in registry.VARIANTS[variant].ops if o in api.FUNCTIONS):
+        x = draw(rng, shape, dtype)
+        tally.run(f"{variant} {op} {dtypes.name(dtype)} {name} axis={axis}",
+                  lambda: api.FUNCTIONS[op](x, axis=axis, variant=variant),
+                  lambda: reference.REFERENCES[op](cupy.asnumpy(x), axis), dtype, op)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="float32 and bfloat16, the shapes marked quick")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    rng = numpy.random.default_rng(args.seed)
+    types = [dtypes.BFLOAT16, dtypes.FLOAT32] if args.quick else list(dtypes.SUPPORTED)
+    tally = Tally()
+    for variant, v in registry.VARIANTS.items():
+        for dtype in types:
+            if v.layout == registry.ROWS:
+                for name, m, n, quick in ROW_SHAPES:
+                    for layout in LAYOUTS if quick or not args.quick else ():
+                        rows(tally, rng, variant, dtype, name, m, n, layout)
+            for name, shape, axis, quick in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
+                if quick or not args.quick:
+                    columns(tally, rng, variant, dtype, name, shape, axis)
+    cupy.cuda.Device().synchronize()
+    print(f"launches {tally.launches} refused {tally.refused} failures {tally.failures}", flush=True)
+    return 1 if tally.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
