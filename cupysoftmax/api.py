@@ -414,13 +414,13 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
         check_takes_options(registry.get(variant), op)
 
     pair = (in_dtype, out_dtype)
-    if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
-        x = x.astype(out_dtype)
-        pair = (out_dtype, out_dtype)
-    result = out if out is not None else cupy.empty(x.shape, out_dtype)
-    if x.size == 0:
-        return result
-    with x.device:
+    with x.device:  # the cast, the result and the launch on x's device, whichever device is current
+        if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
+            x = x.astype(out_dtype)
+            pair = (out_dtype, out_dtype)
+        result = out if out is not None else cupy.empty(x.shape, out_dtype)
+        if x.size == 0:
+            return result
         # the column kernels take no scale= or where=: with them, a middle axis goes as rows (through a copy)
         columns = None if with_options else _columns(op, x, axes, pair, variant, device_id)
         if columns is None:

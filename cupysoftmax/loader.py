@@ -4,7 +4,9 @@
   #include'd: CuPy's disk cache key covers the source string, not included
   files. #line directives keep compiler messages pointing at the real file.
 - One RawModule per (device, instantiation), compiled on first use and cached.
-  A lock makes threads that ask for the same kernel at once compile it once.
+  A lock per instantiation makes threads that ask for the same kernel at once
+  compile it once, while threads asking for different ones compile side by
+  side (NVRTC runs without the GIL).
 - `build(arch)` compiles every instantiation of every variant through the
   low-level NVRTC bindings, which need no GPU, and reports registers, spills
   and static shared memory from ptxas.
@@ -60,6 +62,7 @@ PORTABLE_CLUSTER = 8  # larger clusters need the attribute below (CUDA driver AP
 NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 
 _kernels: dict[tuple, object] = {}
+_compiling: dict[tuple, threading.Lock] = {}  # one lock per instantiation, made under _lock
 _lock = threading.Lock()
 
 
@@ -69,6 +72,8 @@ def function(variant_name: str, pair, knobs: tuple, device_id: int, op: str = re
     kernel = _kernels.get(key)
     if kernel is None:
         with _lock:
+            lock = _compiling.setdefault(key, threading.Lock())
+        with lock:
             kernel = _kernels.get(key)
             if kernel is None:
                 kernel = _compile(variant_name, pair, knobs, device_id, op)

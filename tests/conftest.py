@@ -1,4 +1,4 @@
-"""Shared fixtures: the gpu marker's skip and fresh random numbers."""
+"""Shared fixtures: the gpu marker's skip, the fuzz marker's (the long run only when asked), fresh random numbers."""
 from __future__ import annotations
 
 import secrets
@@ -10,6 +10,11 @@ from cupysoftmax import device
 
 
 def pytest_collection_modifyitems(config, items):
+    if "fuzz" not in config.getoption("markexpr", ""):
+        long_run = pytest.mark.skip(reason="the long fuzz run: select it with `pytest -m fuzz`")
+        for item in items:
+            if "fuzz" in item.keywords:
+                item.add_marker(long_run)
     if device.count() > 0:
         return
     try:

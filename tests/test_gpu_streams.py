@@ -1,0 +1,141 @@
+"""Work goes to CuPy's current stream, the calls never wait for the device, and a call captured in a CUDA graph
+replays correctly.
+
+Each case's input is written by a kernel that first spins on the GPU for SPIN_SECONDS, on a stream that does
+not synchronise with the legacy default one: a launch on another stream would read the input before it is
+written, and a call that synchronised would return only after the spin. Every case is warmed up first on
+that stream (compiled, planned, remembered; the pool keeps the blocks of its temporaries for that stream).
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from cupysoftmax import api, gradients, reference
+from cupysoftmax import variants as registry
+from test_gpu_gradients import FORWARD
+from test_gpu_gradients import check as check_gradient
+from test_gpu_softmax import draw, poisoned
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+SPIN_SECONDS = 0.5
+F32 = numpy.float32
+_SPIN = r"""
+extern "C" __global__ void spin_then_copy(const unsigned char* src, unsigned char* dst, long long n, long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < (unsigned long long)ns);
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+"""
+
+
+def spin_then_copy(src, dst):
+    """On the current stream: spin SPIN_SECONDS on the GPU, then copy src's bytes into dst (both contiguous)."""
+    kernel = cupy.RawKernel(_SPIN, "spin_then_copy")
+    kernel((64,), (256,), (src, dst, numpy.int64(src.nbytes), numpy.int64(SPIN_SECONDS * 1e9)))
+
+
+class Forward:
+    """op over `axis` of a float32 array of `shape` (the input a view of it: `view`), with scale= and a random
+    where= mask of x's shape (masked=True) where asked."""
+
+    def __init__(self, op, shape, axis=-1, view=lambda a: a, variant="auto", scale=1.0, masked=False):
+        self.op, self.shape, self.axis, self.view, self.variant = op, shape, axis, view, variant
+        self.scale, self.masked, self.where = scale, masked, None
+
+    def inputs(self, rng):
+        """(the contiguous array the spin writes, the call's input)."""
+        base = draw(rng, self.shape, F32)
+        x = self.view(base)
+        if self.masked:
+            self.where = cupy.asarray(rng.random(x.shape) < 0.6)
+        return base, x
+
+    def call(self, x, out):
+        return api.FUNCTIONS[self.op](x, self.axis, out=out, variant=self.variant, scale=self.scale, where=self.where)
+
+    def check(self, x, out):
+        where = None if self.where is None else cupy.asnumpy(self.where)
+        want = reference.REFERENCES[self.op](cupy.asnumpy(x), self.axis, scale=self.scale, where=where)
+        reference.assert_close(cupy.asnumpy(out), want, F32, self.op)
+
+
+class Backward:
+    """op's gradient over the last axis of `shape`: y the forward's output, dy the input the spin writes."""
+
+    def __init__(self, op, shape):
+        self.op, self.shape = op, shape
+
+    def inputs(self, rng):
+        self.y = api.FUNCTIONS[FORWARD[self.op]](draw(rng, self.shape, F32), axis=-1)
+        dy = draw(rng, self.shape, F32, scale=1.0)
+        return dy, dy
+
+    def call(self, dy, out):
+        return gradients.GRADIENTS[self.op](self.y, dy, out=out)
+
+    def check(self, dy, out):
+        check_gradient(self.op, self.y, dy, out, F32)
+
+
+# (id naming the path) -> case; GRAPHS: those that allocate nothing once warm, so capture and replay
+CASES = {
+    "warp_rows_remembered_call": Forward(registry.SOFTMAX, (64, 1000)),
+    "split_row_cluster_log_softmax": Forward(registry.LOG_SOFTMAX, (2, 50257)),
+    "options_full_path": Forward(registry.SOFTMAX, (16, 3000), scale=2.0, masked=True),
+    "strided_middle_axis": Forward(registry.SOFTMAX, (4, 300, 64), axis=1),
+    "softmax_backward": Backward(registry.SOFTMAX_BACKWARD, (8, 3000)),
+    "log_softmax_backward_cluster": Backward(registry.LOG_SOFTMAX_BACKWARD, (2, 50257)),
+    "two_pass_workspace": Forward(registry.SOFTMAX, (4, 5000), variant="two_pass"),
+    "transposed_copy": Forward(registry.SOFTMAX, (200, 16), view=lambda a: a.T),
+}
+GRAPHS = [name for name in CASES if name not in ("two_pass_workspace", "transposed_copy")]
+
+
+def warmed_up(rng, name):
+    """(case, the array the spin writes, the call's input, out, a non-blocking stream) after a first call on
+    that stream (compiled, planned, remembered)."""
+    case = CASES[name]
+    target, x = case.inputs(rng)
+    out = poisoned(x.shape, F32)
+    cupy.cuda.Device().synchronize()  # the inputs, made on the legacy stream, which this one does not wait for
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        assert case.call(x, out) is out
+        stream.synchronize()
+    return case, target, x, out, stream
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_calls_run_on_the_current_stream_and_never_wait(rng, name):
+    case, target, x, out, stream = warmed_up(rng, name)
+    with stream:
+        fresh = draw(rng, target.shape, F32)
+        target.fill(numpy.nan)
+        out.fill(numpy.nan)
+        stream.synchronize()
+        spin_then_copy(fresh, target)
+        case.call(x, out)
+        waited = stream.done
+        stream.synchronize()
+    assert not waited, "the call returned only once the stream's earlier work was done"
+    case.check(x, out)
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_a_captured_call_replays_on_new_inputs(rng, name):
+    case, target, x, out, stream = warmed_up(rng, name)
+    with stream:
+        stream.begin_capture()
+        case.call(x, out)
+        graph = stream.end_capture()
+        for _ in range(2):
+            target[...] = draw(rng, target.shape, F32)
+            out.fill(numpy.nan)
+            graph.launch()
+            stream.synchronize()
+            case.check(x, out)
