@@ -5,7 +5,7 @@ log_softmax, both gradients, softmax with scale= and where=, softmax over a midd
 over small shapes that reach every planner path: rows shorter than a chunk, rows that
 several share a warp, a warp, a block, a block plus shared memory, a cluster; two_pass;
 N not a multiple of the 16-byte vector width; rows misaligned against 16 bytes (x[:, 1:]);
-strided columns in one block and over a cluster. A variant that refuses a shape
+strided columns in one block and over a cluster, strided_smem's. A variant that refuses a shape
 (UnsuitableVariant) is counted and skipped. Every result is checked against the float64
 reference, so a clean sanitizer run also proves the results right.
 
@@ -45,11 +45,13 @@ ROW_SHAPES = [
     ("n150001_clusters_of_16", 2, 150_001, False),
     ("n524291_two_pass", 2, 2**19 + 3, True),
 ]
-# (name, shape, axis, in --quick): softmax over a middle axis (strided, and the row variants through a copy)
+# (name, shape, axis, in --quick): softmax over a middle axis (strided, strided_smem where rows keep one 16-byte
+# phase, and the row variants through a copy)
 COLUMN_SHAPES = [
     ("n19_one_row_thread", (4, 19, 130), 1, True),
     ("n1000_row_threads", (2, 1000, 33), 1, False),
-    ("n2500_cluster", (2, 2500, 40), 1, True),
+    ("n2500_cluster_rows_164_bytes_apart", (2, 2500, 41), 1, True),
+    ("n3000_strided_smem_cluster", (2, 3000, 48), 1, True),
 ]
 LAYOUTS = ["contiguous", "misaligned_view"]
 

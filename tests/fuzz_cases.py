@@ -36,10 +36,12 @@ ROW_PATHS = {
     "split_row_cluster": (4097, 40000, 3),  # a cluster of blocks a row
     "two_pass": (131073, 140000, 2),  # past a cluster of 16 blocks: two passes
 }
-# A middle axis of an (outer, N, inner) array, read in place by strided: (fewest, most) N, most outer, most inner.
+# A middle axis of an (outer, N, inner) array, read in place by strided or strided_smem: (fewest, most) N, most
+# outer, most inner.
 COLUMN_PATHS = {
     "strided_one_block": (1, 384, 6, 200),  # a column in one block, in every dtype
-    "strided_cluster": (1025, 4000, 2, 40),  # past a block's 32 x 32 row-threads: a cluster on sm_90
+    # past a block's 32 x 32 row-threads: strided_smem where rows keep one 16-byte phase, else strided's cluster
+    "strided_cluster": (1025, 4000, 2, 40),
 }
 OTHER_AXES = "other_axes"  # axes (0, 2) of three (not one run: rows through one contiguous copy), or all axes
 PATHS = (*ROW_PATHS, *COLUMN_PATHS, OTHER_AXES)

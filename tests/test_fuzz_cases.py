@@ -40,8 +40,12 @@ def test_row_paths_reach_their_launch(path, dtype, aligned):
 def test_column_paths_reach_their_launch(path, dtype):
     fewest, most, outer, inner = fuzz_cases.COLUMN_PATHS[path]
     for n in (fewest, most):
-        launch = Planner(H100).plan_columns("auto", outer, n, inner, (dtype, dtype), fake_facts)
-        assert launch.variant == "strided" and (launch.knobs[1] > 1) == (path == "strided_cluster"), (n, launch)
+        for aligned in (True, False):
+            launch = Planner(H100).plan_columns("auto", outer, n, inner, (dtype, dtype), fake_facts, aligned=aligned)
+            if path == "strided_cluster" and aligned:
+                assert launch.variant == "strided_smem" and launch.knobs[0] > 1, (n, launch)
+            else:
+                assert launch.variant == "strided" and (launch.knobs[1] > 1) == (path == "strided_cluster"), (n, launch)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
