@@ -219,8 +219,8 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
     return _remember(key, (kernel, launch))
 
 
-def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, pair,
-                 op: str = registry.SOFTMAX, aligned: bool = True) -> tuple[object, Launch]:
+def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, pair, op: str,
+                 aligned: bool) -> tuple[object, Launch]:
     """(kernel, launch) for softmax down the columns of an (outer, N, inner) view, planned once and cached.
 
     aligned: the view's rows keep one 16-byte phase (columns_aligned).

@@ -90,7 +90,8 @@ def launch_of(op, arrays, axis, variant):
     kernel_op = registry.SOFTMAX if op == MASKED else op
     if axis != -1:
         view = api.columns_view(a.shape, a.strides, a.itemsize, api.normalize_axes(axis, a.ndim))
-        launch = api.plan_columns(a.device.id, variant, *view[:3], (a.dtype, a.dtype), kernel_op)[1]
+        launch = api.plan_columns(a.device.id, variant, *view[:3], (a.dtype, a.dtype), kernel_op,
+                                  api.columns_aligned(view, a.itemsize))[1]
     else:
         rows = api.rows_view(a, (a.ndim - 1,))
         launch = api.plan(a.device.id, variant, *rows.shape, (a.dtype, a.dtype), api.rows_aligned(rows), kernel_op,
