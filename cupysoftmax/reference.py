@@ -8,6 +8,8 @@ Semantics (PyTorch and JAX agree): a row that holds a NaN or +inf, or only
 -inf where x is -inf in any other row. With scale= and where= (JAX's where=),
 the row is scale * x over the kept positions only: a masked-out position gives
 0 (log_softmax: -inf) whatever x holds there, a row masked out everywhere all 0.
+scale * x is rounded to the accumulation type (float32, or float64 for float64
+input), as softmax(x * scale) computed in that type would be: the kernels do so.
 """
 from __future__ import annotations
 
@@ -58,9 +60,10 @@ def _axes(axis, ndim):
     return tuple(range(ndim)) if axis is None else axis
 
 
-def softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
-    """softmax of a NumPy array in float64 over `axis` (int, tuple or None = all axes)."""
-    x, where = _scaled_and_masked(x, scale, where)
+def softmax(x, axis=None, *, scale=1.0, where=None, dtype=None) -> numpy.ndarray:
+    """softmax of a NumPy array in float64 over `axis` (int, tuple or None = all axes); dtype: the output's (as
+    the API's dtype=), which with x's sets the accumulation type that scale * x is rounded to."""
+    x, where = _scaled_and_masked(x, scale, where, dtype)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
@@ -72,9 +75,9 @@ def softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     return result if where is None else numpy.where(where, result, 0.0)
 
 
-def log_softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
-    """log_softmax of a NumPy array in float64 over `axis`: x - max - log(sum(exp(x - max)))."""
-    x, where = _scaled_and_masked(x, scale, where)
+def log_softmax(x, axis=None, *, scale=1.0, where=None, dtype=None) -> numpy.ndarray:
+    """log_softmax of a NumPy array in float64 over `axis`: x - max - log(sum(exp(x - max))); dtype as softmax's."""
+    x, where = _scaled_and_masked(x, scale, where, dtype)
     if x.size == 0:
         return x
     axes = _axes(axis, x.ndim)
@@ -84,9 +87,12 @@ def log_softmax(x, axis=None, *, scale=1.0, where=None) -> numpy.ndarray:
     return result if where is None else numpy.where(where, result, -numpy.inf)
 
 
-def _scaled_and_masked(x, scale, where):
-    """(scale * x in float64 with -inf at masked-out positions, the mask broadcast to x or None)."""
-    x = numpy.asarray(x).astype(numpy.float64) * scale
+def _scaled_and_masked(x, scale, where, dtype=None):
+    """(scale * x, rounded to the accumulation type, in float64 with -inf at masked-out positions; the mask
+    broadcast to x or None)."""
+    x = numpy.asarray(x)
+    accumulate = dtypes.accumulator((x.dtype, numpy.dtype(dtype or x.dtype)))
+    x = (x.astype(accumulate) * accumulate.type(scale)).astype(numpy.float64)
     if where is None:
         return x, None
     where = numpy.broadcast_to(numpy.asarray(where, dtype=bool), x.shape)

@@ -96,11 +96,18 @@ struct FastExp {
     static constexpr float LOG2E = 1.4426950408889634f;
     __device__ __forceinline__ static float of(float a, float m) { return exp2f((a - m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double m) { return exp(a - m); }
-    // exp(scale * a - m), the temperature of softmax(scale * x) folded into
-    // one FFMA: as exact as a - m above (scale = 1 gives the same bits), and
-    // no instruction more a value (the row's max takes one multiply by scale).
-    __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(fmaf(a, scale, -m) * LOG2E); }
-    __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(fma(a, scale, -m)); }
+    // scale * a - m, the product rounded before the difference (__fmul_rn:
+    // never contracted into an FFMA). m is the max times scale rounded the
+    // same way, so the max's own term is exactly 0; an FFMA would leave the
+    // product's rounding residual there, up to half an ulp of m (past 1 for
+    // |m| > 2^24; the fuzz run found NaN at scale 0.375 on 4.7e37). So scale *
+    // x is rounded to the accumulation type, as softmax(x * scale) computed
+    // in it would be (reference.py models it); scale = 1 gives a - m's bits.
+    __device__ __forceinline__ static float shifted(float a, float scale, float m) { return __fmul_rn(a, scale) - m; }
+    __device__ __forceinline__ static double shifted(double a, double scale, double m) { return __dmul_rn(a, scale) - m; }
+    // exp(scale * a - m), the temperature of softmax(scale * x) folded in.
+    __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(shifted(a, scale, m) * LOG2E); }
+    __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(shifted(a, scale, m)); }
     // The max to subtract in a sum over values whose max is m: m itself, but 0
     // when m is -inf (only -inf values), so that exp(-inf - 0) = 0 needs no test.
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
@@ -349,7 +356,7 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
 template <typename A, typename T, bool LOG> struct Normalize {
     A max, by, scale;  // by: 1 / sum, or log(sum)
     __device__ __forceinline__ A of(A a) const {
-        if constexpr (LOG) return fma(a, scale, -max) - by;
+        if constexpr (LOG) return FastExp::shifted(a, scale, max) - by;
         else return FastExp::of(a, scale, max) * by;
     }
     __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
