@@ -317,7 +317,8 @@ def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO,
       accumulate in float32 (float64 for float64).
     - variant: "auto" or a name from `cupysoftmax list`.
     - scale: softmax(scale * x), a float > 0 (the inverse of a temperature),
-      folded into the kernel: no pass over x more.
+      applied in the kernel's own pass (no pass over x more); scale * x is
+      rounded to the accumulation type, as softmax(x * scale) in it would be.
     - where: a boolean CUDA array broadcastable to x (JAX's where=): positions
       where it is False come out 0 and take no part in the max or the sum; a
       row masked out everywhere comes out all 0. A mask broadcast over leading

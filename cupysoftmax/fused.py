@@ -3,8 +3,8 @@
 softmax(x, scale=s, where=mask) is softmax(s * x) over the positions where
 mask holds (JAX's `where=`): masked-out positions come out 0 (log_softmax:
 -inf) and take no part in the max or the sum; a row masked out everywhere
-comes out all 0 (all -inf). The kernels fold s into the exponent's multiply
-(no instruction more a value) and read the mask as one byte per element, in place
+comes out all 0 (all -inf). The kernels multiply by s in their own pass
+(s * x rounded to the accumulation type) and read the mask as one byte per element, in place
 when its rows can be addressed as row r -> mask row r % P (a mask broadcast
 over leading axes, such as an attention mask of shape (1, 1, S, N) against
 (B, H, S, N)), else through one contiguous copy of the broadcast mask.

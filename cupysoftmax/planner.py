@@ -141,10 +141,10 @@ AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MA
 # auto over a middle axis: strided while it holds a column in registers in at
 # most COLUMN_REGISTER_BLOCKS blocks, strided_smem past that (where the rows
 # keep one 16-byte phase), strided again where strided_smem cannot serve.
-# H100, 2026-11-22 (build/probe prototypes, then scripts/sweep_strided.py):
+# H100, 2026-11-22 (scripts/sweep_strided.py, docs/perf/sweep-strided-*):
 # (32, 19, 512, 512) float32 axis 1, a column in one block of registers: 96%
-# of copy; axis 0 of (8192, 8192) float32, 16 blocks of registers: 61%,
-# cached in shared memory: 80%. Where neither serves (a column past a
+# of copy (strided_smem 40%); axis 0 of (8192, 8192) float32, 16 blocks of
+# registers: 61%, cached in shared memory: 76%. Where neither serves (a column past a
 # cluster, an inner axis without unit stride) the axis goes through a
 # transposed copy to the row variants.
 COLUMN_VARIANTS = ("strided", "strided_smem")
@@ -158,8 +158,8 @@ COLUMN_REGISTER_BLOCKS = 1
 #   blocks an SM), else the most blocks (the smallest slices) where their
 #   launch fits a block's shared memory.
 #   Axis 0 of (8192, 8192) float32: C = 16 (64 KB) 76%, C = 8 (128 KB) 60%;
-#   of (4096, 4096): C = 8 72%, C = 16 70%, C = 4 56%; of (2048, 16384): C = 4
-#   77%, C = 8 77%, C = 2 62%; axis 1 of (16, 512, 4096): C = 1 92%, C = 2 85%.
+#   of (4096, 4096): C = 8 72%, C = 16 71%, C = 4 56%; of (2048, 16384): C = 4
+#   77%, C = 8 77%, C = 2 62% (all at TY = 8).
 # - TY: STRIDED_SMEM_ROW_THREADS. TY = 8 led at every shape: float32 (8192,
 #   8192) 76% against 65% at 16 and 39% at 32 (more threads, more registers:
 #   fewer blocks an SM); bfloat16 (8192, 8192) 50% against 42% at 4, 34% at 16.
