@@ -144,7 +144,8 @@ AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MA
 # H100, 2026-11-22 (scripts/sweep_strided.py, docs/perf/sweep-strided-*):
 # (32, 19, 512, 512) float32 axis 1, a column in one block of registers: 96%
 # of copy (strided_smem 40%); axis 0 of (8192, 8192) float32, 16 blocks of
-# registers: 61%, cached in shared memory: 76%. Where neither serves (a column past a
+# registers: 62% in the sweep (61% in the suite at 9ce7c9c), cached in shared
+# memory: 76% in the sweep (74% in the suite at bbc741d). Where neither serves (a column past a
 # cluster, an inner axis without unit stride) the axis goes through a
 # transposed copy to the row variants.
 COLUMN_VARIANTS = ("strided", "strided_smem")
@@ -160,10 +161,11 @@ COLUMN_REGISTER_BLOCKS = 1
 #   Axis 0 of (8192, 8192) float32: C = 16 (64 KB) 76%, C = 8 (128 KB) 60%;
 #   of (4096, 4096): C = 8 72%, C = 16 71%, C = 4 56%; of (2048, 16384): C = 4
 #   77%, C = 8 77%, C = 2 62% (all at TY = 8).
-# - TY: STRIDED_SMEM_ROW_THREADS. TY = 8 led at every shape: float32 (8192,
+# - TY: STRIDED_SMEM_ROW_THREADS. TY = 8 led at each shape's best C: float32 (8192,
 #   8192) 76% against 65% at 16 and 39% at 32 (more threads, more registers:
 #   fewer blocks an SM); bfloat16 (8192, 8192) 50% against 42% at 4, 34% at 16.
-#   Fewer where the slice has fewer rows.
+#   Fewer where the slice has fewer rows. (At a C the rule does not take, 16
+#   row-threads led by 1-2 points: float32 (8192, 8192) at C = 8 62% to 60%.)
 STRIDED_SMEM_LINE = 128
 STRIDED_SMEM_SLICE = 64 * 1024
 STRIDED_SMEM_ROW_THREADS = 8
@@ -308,7 +310,7 @@ class Planner:
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
     def plan_columns(self, variant: str, outer: int, n: int, inner: int, pair, facts: FactsFn,
-                     op: str = registry.SOFTMAX, aligned: bool = True) -> Launch:
+                     op: str = registry.SOFTMAX, *, aligned: bool) -> Launch:
         """The launch for softmax (or `op`) down the columns of an (outer, N, inner) view, or UnsuitableVariant.
 
         `variant`: "auto" or a variant that reads columns (strided,
@@ -327,7 +329,7 @@ class Planner:
 
     def _auto_columns(self, outer, n, inner, pair, facts, op, aligned) -> Launch:
         """COLUMN_VARIANTS' rule: registers while COLUMN_REGISTER_BLOCKS blocks hold a column, else shared memory."""
-        registers, smem = (registry.VARIANTS[name] for name in COLUMN_VARIANTS)
+        registers, smem = (self._computing(name, op) for name in COLUMN_VARIANTS)
         held = None
         try:
             held = self.rules[registers.launch](registers, outer, n, inner, pair, facts, op, aligned)
@@ -594,6 +596,8 @@ class Planner:
             f"({rs[-1]} values a thread, as many threads as the kernel's registers allow)")
 
     def _columns_in_shared_memory(self, v, outer, n, inner, pair, facts, op, aligned) -> Launch:
+        if self.device.compute_capability < (8, 0):
+            raise UnsuitableVariant(f"{v.name} copies with cp.async, which needs sm_80 or later")
         if not aligned:
             raise UnsuitableVariant(f"{v.name} copies 16-byte pieces of each row: the view's outer and axis strides "
                                     "must be whole multiples of 16 bytes")
@@ -611,7 +615,7 @@ class Planner:
             return planned
 
         fits = [c for c in sizes if _ceil_div(n, c) * STRIDED_SMEM_LINE <= STRIDED_SMEM_SLICE]
-        fits += [c for c in sizes[-1:] if launch(c).smem <= limit]
+        fits = [c for c in fits + sizes[-1:] if launch(c).smem <= limit]
         if not fits:
             raise UnsuitableVariant(f"{v.name} caches a column in shared memory: a column of {n} {pair[0].name} "
                                     f"needs {launch(sizes[-1]).smem} bytes a block in a cluster of {sizes[-1]}, "

@@ -4,6 +4,8 @@ Kernel attributes come from `fake_facts`: the registers kernel's counts are the
 ones `cupysoftmax build --arch sm_90` reports for float32 (by ITEMS), the other
 kernels get 64 registers (1024 threads per block still launch).
 """
+import dataclasses
+
 import numpy
 import pytest
 
@@ -354,7 +356,7 @@ STRIDED_REGISTERS_SM90_F32 = {(8, False): 46, (8, True): 56, (16, False): 54, (1
                               (32, True): 80}
 
 
-# strided_smem's, by C > 1
+# strided_smem's, by C > 1 (the offline build, sm_90, NVRTC 13.5; the H100 image's NVRTC gave 48 for both)
 STRIDED_SMEM_REGISTERS_SM90_F32 = {False: 51, True: 46}
 
 
@@ -380,7 +382,7 @@ def strided_facts(name, knobs):
          "n100_four_row_threads", "n12_r16", "one_block_full", "one_row_past_a_block_cluster2"],
 )
 def test_strided_holds_a_column_in_the_fewest_blocks(h100, outer, n, inner, knobs, block, block_y, grid):
-    launch = h100.plan_columns("strided", outer, n, inner, F32, strided_facts)
+    launch = h100.plan_columns("strided", outer, n, inner, F32, strided_facts, aligned=True)
     assert (launch.variant, launch.knobs, launch.block, launch.block_y, launch.grid) == (
         "strided", knobs, block, block_y, grid)
     c = knobs[1]
@@ -390,21 +392,21 @@ def test_strided_holds_a_column_in_the_fewest_blocks(h100, outer, n, inner, knob
 
 
 def test_strided_takes_float64_accumulators_in_shared_memory(h100):
-    launch = h100.plan_columns("strided", 2, 19, 4096, F64, strided_facts)
+    launch = h100.plan_columns("strided", 2, 19, 4096, F64, strided_facts, aligned=True)
     assert launch.smem == 2 * launch.block * launch.block_y * 8
 
 
 @pytest.mark.parametrize("outer, n, inner", [(1, 12801, 64), (8, 100_000, 32)], ids=["past_16x25x32", "vocab_column"])
 def test_strided_refuses_a_column_past_a_cluster_of_16(h100, outer, n, inner):
     with pytest.raises(UnsuitableVariant, match=rf"a column of {n} float32 does not fit in a cluster of 16 blocks"):
-        h100.plan_columns("strided", outer, n, inner, F32, strided_facts)
+        h100.plan_columns("strided", outer, n, inner, F32, strided_facts, aligned=True)
 
 
 def test_strided_without_clusters_holds_a_column_in_one_block():
     small = Planner(SMALL)
-    assert small.plan_columns("strided", 1, 896, 64, F32, strided_facts).knobs == (32, 1)
+    assert small.plan_columns("strided", 1, 896, 64, F32, strided_facts, aligned=True).knobs == (32, 1)
     with pytest.raises(UnsuitableVariant, match="a column of 897 float32 does not fit in one block"):
-        small.plan_columns("strided", 1, 897, 64, F32, strided_facts)
+        small.plan_columns("strided", 1, 897, 64, F32, strided_facts, aligned=True)
 
 
 # -- auto over columns: strided while one block holds a column, strided_smem past that ---------------------------
@@ -429,7 +431,7 @@ def test_auto_takes_registers_for_one_block_and_shared_memory_past_it(h100, oute
 
 def test_auto_refuses_a_column_neither_holds(h100):
     with pytest.raises(UnsuitableVariant, match="no variant holds a column of 100000 float32"):
-        h100.plan_columns("auto", 8, 100_000, 32, F32, strided_facts)
+        h100.plan_columns("auto", 8, 100_000, 32, F32, strided_facts, aligned=True)
 
 
 @pytest.mark.parametrize(
@@ -443,7 +445,7 @@ def test_auto_refuses_a_column_neither_holds(h100):
 )
 def test_strided_smem_takes_the_fewest_blocks_whose_slices_fit_64_kb(h100, outer, n, inner, pair, knobs, block,
                                                                        block_y, lines):
-    launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts)
+    launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts, aligned=True)
     assert (launch.knobs, launch.block, launch.block_y) == (knobs, block, block_y)
     c = knobs[0]
     assert -(-n // c) == lines and lines * 128 <= 64 * 1024
@@ -460,19 +462,35 @@ def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
 
 def test_strided_smem_refuses_a_column_past_a_clusters_shared_memory(h100):
     with pytest.raises(UnsuitableVariant, match="a column of 40000 float32 needs .* in a cluster of 16"):
-        h100.plan_columns("strided_smem", 1, 40_000, 32, F32, strided_facts)
+        h100.plan_columns("strided_smem", 1, 40_000, 32, F32, strided_facts, aligned=True)
+
+
+# an sm_80 GPU without clusters whose blocks opt in to 64 KB of shared memory, no more
+NO_CLUSTERS_64KB = dataclasses.replace(SMALL, compute_capability=(8, 0))
 
 
 def test_strided_smem_without_clusters_takes_one_block_up_to_the_opt_in_limit():
-    small = Planner(SMALL)
-    launch = small.plan_columns("strided_smem", 1, 400, 64, F32, strided_facts)
-    assert launch.knobs == (1,) and launch.smem <= SMALL.smem_per_block_optin
-    with pytest.raises(UnsuitableVariant, match="in a cluster of 1"):
-        small.plan_columns("strided_smem", 1, SMALL.smem_per_block_optin // 128 + 1, 64, F32, strided_facts)
+    planner = Planner(NO_CLUSTERS_64KB)
+    launch = planner.plan_columns("strided_smem", 1, 400, 64, F32, strided_facts, aligned=True)
+    assert launch.knobs == (1,) and launch.smem <= NO_CLUSTERS_64KB.smem_per_block_optin
+    # 495 lines (63360 bytes) fit 64 KB, but not with the reductions' 2304 bytes: refused, not launched past the limit
+    with pytest.raises(UnsuitableVariant, match="a column of 495 float32 needs 65664 bytes a block in a cluster of 1"):
+        planner.plan_columns("strided_smem", 1, 495, 64, F32, strided_facts, aligned=True)
+
+
+def test_strided_smem_needs_cp_async():
+    with pytest.raises(UnsuitableVariant, match="cp.async, which needs sm_80"):
+        Planner(SMALL).plan_columns("strided_smem", 1, 400, 64, F32, strided_facts, aligned=True)
+
+
+def test_auto_over_columns_refuses_the_gradients(h100):
+    with pytest.raises(UnsuitableVariant, match="strided computes softmax, log_softmax only"):
+        h100.plan_columns("auto", 2, 5000, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD, aligned=True)
 
 
 def test_strided_grid_stops_at_the_grid_limit(h100):
-    launch = h100.plan_columns("auto", 2**31, 4, 64, F32, strided_facts)  # 2^31 items of 64 columns: the kernel loops
+    # 2^31 items of 64 columns: the kernel loops
+    launch = h100.plan_columns("auto", 2**31, 4, 64, F32, strided_facts, aligned=True)
     assert launch.grid == 2**31 - 1 and launch.block == 64
 
 
@@ -480,14 +498,15 @@ def test_strided_reads_columns_and_row_variants_read_rows(h100):
     with pytest.raises(UnsuitableVariant, match=r"strided reads columns.*variants that can: naive"):
         h100.plan("strided", 8, 1000, F32, fake_facts)
     with pytest.raises(UnsuitableVariant, match="split_row reads rows; .* in place: strided"):
-        h100.plan_columns("split_row", 1, 100, 64, F32, fake_facts)
+        h100.plan_columns("split_row", 1, 100, 64, F32, fake_facts, aligned=True)
     assert "strided" not in {v for _, v in AUTO_FIRST} | set(AUTO_ORDER)  # auto over rows never picks it
 
 
 def test_strided_computes_both_forward_ops_only(h100):
-    assert h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.LOG_SOFTMAX).knobs == (32, 1)
+    launch = h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.LOG_SOFTMAX, aligned=True)
+    assert launch.knobs == (32, 1)
     with pytest.raises(UnsuitableVariant, match="strided computes softmax, log_softmax only"):
-        h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD)
+        h100.plan_columns("strided", 2, 19, 64, F32, strided_facts, op=registry.SOFTMAX_BACKWARD, aligned=True)
 
 
 def gradient_facts_f32(name, knobs):
