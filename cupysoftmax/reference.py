@@ -91,7 +91,10 @@ def _scaled_and_masked(x, scale, where, dtype=None):
     """(scale * x, rounded to the accumulation type, in float64 with -inf at masked-out positions; the mask
     broadcast to x or None)."""
     x = numpy.asarray(x)
-    accumulate = dtypes.accumulator((x.dtype, numpy.dtype(dtype or x.dtype)))
+    out = numpy.dtype(dtype or x.dtype)
+    if (x.dtype, out) not in dtypes.PAIRS:  # the API casts x to the output type first (float32 in, float16 out)
+        x = x.astype(out)
+    accumulate = dtypes.accumulator((x.dtype, out))
     x = (x.astype(accumulate) * accumulate.type(scale)).astype(numpy.float64)
     if where is None:
         return x, None

@@ -129,3 +129,25 @@ def test_gradient_scale_lets_cancellation_pass_and_catches_real_errors():
     assert reference.error_ratio(off_by_rounding, expected, numpy.float32, "softmax_backward", scale) <= 1
     assert reference.error_ratio(off_by_rounding, expected, numpy.float32, "softmax_backward") > 1  # |dx| = 0 alone
     assert reference.error_ratio(expected + 1e-3, expected, numpy.float32, "softmax_backward", scale) > 1
+
+
+def test_scale_times_x_is_rounded_to_the_accumulation_type():
+    x = numpy.array([3.5533443e37, 4.6817810e37, 1.2095424e37], numpy.float32)
+    # the product rounded in float32 keeps the max's own term exactly exp(0): the kernels' rounding (an FFMA's
+    # residual, up to half an ulp of 1.7e37, gave NaN there)
+    assert list(reference.softmax(x, scale=0.375)) == [0.0, 1.0, 0.0]
+    x = numpy.array([1.0, 1.0 + 2**-20], numpy.float32)
+    scale = 1 / 3
+    rounded = (x * numpy.float32(scale)).astype(numpy.float64)
+    assert numpy.array_equal(reference.log_softmax(x, scale=scale), reference.log_softmax(rounded))
+    # float64 accumulates in float64: half in, float64 out takes the exact product
+    half = numpy.array([1.0, 2.0], numpy.float16)
+    exact = half.astype(numpy.float64) * scale
+    assert numpy.array_equal(reference.softmax(half, scale=scale, dtype=numpy.float64), reference.softmax(exact))
+
+
+def test_a_pair_the_kernels_lack_is_cast_to_the_output_type_first():
+    x = numpy.array([0.1, 0.2, 0.3], numpy.float32)  # float32 in, float16 out: the API casts x first
+    assert numpy.array_equal(reference.softmax(x, scale=0.5, dtype=numpy.float16),
+                             reference.softmax(x.astype(numpy.float16), scale=0.5))
+    assert not numpy.array_equal(reference.softmax(x, scale=0.5, dtype=numpy.float16), reference.softmax(x, scale=0.5))
