@@ -45,13 +45,17 @@ ROW_SHAPES = [
     ("n150001_clusters_of_16", 2, 150_001, False),
     ("n524291_two_pass", 2, 2**19 + 3, True),
 ]
-# (name, shape, axis, in --quick): softmax over a middle axis (strided, strided_smem where rows keep one 16-byte
-# phase, and the row variants through a copy)
+# (name, shape, axis, in --quick, inner elements skipped at the start): softmax over a middle axis (strided,
+# strided_smem where rows keep one 16-byte phase, and the row variants through a copy). Skipping 1 of 56
+# keeps the rows 16-byte multiples apart in every dtype but starts them off a boundary (strided_smem's
+# partial first and last chunks).
 COLUMN_SHAPES = [
-    ("n19_one_row_thread", (4, 19, 130), 1, True),
-    ("n1000_row_threads", (2, 1000, 33), 1, False),
-    ("n2500_cluster_rows_164_bytes_apart", (2, 2500, 41), 1, True),
-    ("n3000_strided_smem_cluster", (2, 3000, 48), 1, True),
+    ("n19_one_row_thread", (4, 19, 130), 1, True, 0),
+    ("n1000_row_threads", (2, 1000, 33), 1, False, 0),
+    ("n2500_cluster_rows_164_bytes_apart", (2, 2500, 41), 1, True, 0),
+    ("n3000_strided_smem_cluster_of_8", (2, 3000, 48), 1, True, 0),
+    ("n3000_strided_smem_misaligned_start", (2, 3000, 56), 1, True, 1),
+    ("n8192_strided_smem_cluster_of_16", (1, 8192, 64), 1, False, 0),
 ]
 LAYOUTS = ["contiguous", "misaligned_view"]
 
@@ -110,9 +114,9 @@ def rows(tally, rng, variant, dtype, name, m, n, layout):
                       lambda: reference.softmax(cupy.asnumpy(x), -1, scale=1.7, where=cupy.asnumpy(mask)), dtype, op)
 
 
-def columns(tally, rng, variant, dtype, name, shape, axis):
+def columns(tally, rng, variant, dtype, name, shape, axis, skipped):
     for op in (o for o in registry.VARIANTS[variant].ops if o in api.FUNCTIONS):
-        x = draw(rng, shape, dtype)
+        x = draw(rng, shape, dtype)[..., skipped:]
         tally.run(variant, f"{variant} {op} {dtypes.name(dtype)} {name} axis={axis}",
                   lambda: api.FUNCTIONS[op](x, axis=axis, variant=variant),
                   lambda: reference.REFERENCES[op](cupy.asnumpy(x), axis), dtype, op)
@@ -132,9 +136,9 @@ def main(argv=None) -> int:
                 for name, m, n, quick in ROW_SHAPES:
                     for layout in LAYOUTS if quick or not args.quick else ():
                         rows(tally, rng, variant, dtype, name, m, n, layout)
-            for name, shape, axis, quick in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
+            for name, shape, axis, quick, skipped in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
                 if quick or not args.quick:
-                    columns(tally, rng, variant, dtype, name, shape, axis)
+                    columns(tally, rng, variant, dtype, name, shape, axis, skipped)
     cupy.cuda.Device().synchronize()
     print(f"launches {tally.launches} refused {tally.refused} failures {tally.failures} "
           f"unchecked {tally.unchecked}", flush=True)

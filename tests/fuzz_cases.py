@@ -40,7 +40,8 @@ ROW_PATHS = {
 # outer, most inner.
 COLUMN_PATHS = {
     "strided_one_block": (1, 384, 6, 200),  # a column in one block, in every dtype
-    # past a block's 32 x 32 row-threads: strided_smem where rows keep one 16-byte phase, else strided's cluster
+    # past one block of registers (896 float32 rows at 70 registers, 1024 at most): strided_smem where rows keep
+    # one 16-byte phase, else strided's cluster
     "strided_cluster": (1025, 4000, 2, 40),
 }
 OTHER_AXES = "other_axes"  # axes (0, 2) of three (not one run: rows through one contiguous copy), or all axes

@@ -35,14 +35,14 @@ def check(x, axis, out, op, dtype=None):
     reference.assert_close(cupy.asnumpy(out), want, dtype or x.dtype, op)
 
 
-def launch_of(x, axis, op=registry.SOFTMAX, out_dtype=None):
-    """The column launch auto plans for x over axis (None where it takes the rows path)."""
+def launch_of(x, axis, op=registry.SOFTMAX, out_dtype=None, variant="auto"):
+    """The column launch `variant` plans for x over axis (None where it takes the rows path)."""
     axes = api.normalize_axes(axis, x.ndim)
     view = api.columns_view(x.shape, x.strides, x.itemsize, axes)
     if view is None:
         return None
     try:
-        return api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, out_dtype or x.dtype), op,
+        return api.plan_columns(x.device.id, variant, *view[:3], (x.dtype, out_dtype or x.dtype), op,
                                 api.columns_aligned(view, x.itemsize))[1]
     except UnsuitableVariant:
         return None
@@ -50,7 +50,8 @@ def launch_of(x, axis, op=registry.SOFTMAX, out_dtype=None):
 
 # (id naming the path, shape, axis, the variant auto takes on sm_90 for every dtype). An inner axis of 16-byte
 # multiples in every dtype (24, 48, 64, 200 elements) keeps the rows aligned, which strided_smem needs; auto
-# takes it for columns past a block of registers (past 1024 rows).
+# takes it for columns past one block of registers (past 896 rows in float32 at 70 registers, 1024 at most;
+# 384 in float64).
 SHAPES = [
     ("n1_column_of_one", (3, 1, 70), 1, "strided"),
     ("n2_tiny_wide_tx", (5, 2, 300), 1, "strided"),
@@ -100,6 +101,7 @@ def test_named_variant_matches_auto_bits(rng, op, variant, shape):
 @pytest.mark.parametrize("op", OPS)
 def test_strided_smem_named_for_a_short_column_takes_one_block(rng, op, dtype):
     x = draw(rng, (3, 300, 64), dtype)
+    assert launch_of(x, 1, op, variant="strided_smem").knobs == (1,)  # 300 lines of 128 bytes: one block
     out = poisoned(x.shape, dtype)
     api.FUNCTIONS[op](x, axis=1, out=out, variant="strided_smem")
     check(x, 1, out, op)
@@ -226,12 +228,14 @@ def extreme_columns(rng, shape, dtype):
     return cupy.asarray(x.astype(dtype))
 
 
-@pytest.mark.parametrize("n, inner", [(19, 40), (300, 40), (3000, 41), (3000, 48)],
+@pytest.mark.parametrize("n, inner, variant", [(19, 40, "strided"), (300, 40, "strided"), (3000, 41, "strided"),
+                                                (3000, 48, "strided_smem")],
                          ids=["one_row_thread", "row_threads", "registers_cluster", "strided_smem_cluster"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
-def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n, inner):
+def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n, inner, variant):
     x = extreme_columns(rng, (2, n, inner), dtype)
+    assert not has_clusters() or launch_of(x, 1, op).variant == variant
     out = poisoned(x.shape, dtype)
     api.FUNCTIONS[op](x, axis=1, out=out)
     check(x, 1, out, op)
@@ -243,9 +247,11 @@ def test_a_column_with_nan_gives_a_nan_column_only(rng, op, dtype, n, inner):
     assert not numpy.isnan(got[:, :, [0, 4, 5, *range(7, inner)]]).any()
 
 
-@pytest.mark.parametrize("inner", [41, 48], ids=["registers_cluster", "strided_smem_cluster"])
-def test_same_input_same_bits(rng, inner):
+@pytest.mark.parametrize("inner, variant", [(41, "strided"), (48, "strided_smem")],
+                         ids=["registers_cluster", "strided_smem_cluster"])
+def test_same_input_same_bits(rng, inner, variant):
     x = draw(rng, (2, 3000, inner), numpy.float32)  # a cluster on sm_90
+    assert not has_clusters() or launch_of(x, 1).variant == variant
     first = softmax(x, axis=1)
     assert bool((softmax(x, axis=1) == first).all())
 
