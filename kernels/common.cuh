@@ -677,7 +677,7 @@ __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) 
 
 // -- thread-block clusters -------------------------------------------------------
 //
-// Cluster primitives (sm_90: split_row and strided), written as the PTX they are:
+// Cluster primitives (sm_90: split_row, strided, strided_smem), written as the PTX they are:
 // a barrier across the cluster's blocks with release/acquire order on shared
 // memory, and a load of a variable's twin in another block's shared memory.
 __device__ __forceinline__ void cluster_sync() {

@@ -16,8 +16,9 @@
 // softmax, or log_softmax with LOG. Why not strided: a column of 8192 needs
 // all 16 blocks of a cluster at 32 values a thread there, 80 registers and
 // few blocks in flight; here the slice costs no registers and three blocks
-// fit an SM (H100, 2026-11-22: axis 0 of (8192, 8192) float32, strided 61% of
-// copy, this layout 76%; docs/perf/sweep-strided-smem-h100.txt).
+// fit an SM (H100, 2026-11-22, axis 0 of (8192, 8192) float32: strided 61% of
+// copy in the suite at 9ce7c9c, this layout 74% at bbc741d; 62% and 76% in
+// docs/perf/sweep-strided-smem-h100.txt).
 //
 // Limits: every row of the view starts at the same 16-byte phase (the
 // softmax-axis and outer strides, in bytes, are multiples of 16; x itself
@@ -42,8 +43,9 @@ constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
 
 // A 16-byte copy from global to shared memory that bypasses L1 and registers;
 // the L2 hint fetches the line's 256-byte sector pair, which the neighbouring
-// tile's cluster reads next (H100, 2026-11-22: 64-byte tiles 72% -> 79% of copy
-// with it; 128-byte tiles 79% either way).
+// tile's cluster reads next (H100, 2026-11-22, a prototype of this layout,
+// docs/perf/probe-columns-h100.txt: 64-byte tiles 73% -> 79% of copy with it;
+// 128-byte tiles 79% either way).
 __device__ __forceinline__ void copy_async(void* shared, const void* global) {
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"
                  :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))), "l"(global) : "memory");
@@ -68,7 +70,8 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
     State* column = pairs + threads;  // [W]: (max, 1 / sum or log(sum)) a column
     State* partial = column + W;  // [2][W]: this block's pairs, by item parity
     State* gathered = partial + 2 * W;  // [C][W]: the cluster's pairs, in rank order
-    csm::Vec<Tin>* slice = reinterpret_cast<csm::Vec<Tin>*>(smem_raw + (2 * threads + 2 * W + (C > 1 ? 2 * (2 + C) * W : 0)) * sizeof(A));  // [L][8]
+    const int reductions = 2 * threads + 2 * W + (C > 1 ? 2 * (2 + C) * W : 0);  // accumulators, all of the above
+    csm::Vec<Tin>* slice = reinterpret_cast<csm::Vec<Tin>*>(smem_raw + reductions * sizeof(A));  // [L][8]
     const int rank = static_cast<int>(blockIdx.x) % C;
     const long long clusters = gridDim.x / C;
     const long long share = (n + C - 1) / C;
