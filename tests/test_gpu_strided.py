@@ -68,6 +68,7 @@ SHAPES = [
     ("n1500_smem_outer_and_tiles", (3, 1500, 200), 1, "strided_smem"),
     ("n1100_smem_partial_tile", (2, 1100, 24), 1, "strided_smem"),
     ("axis0_smem_of_2d", (2000, 64), 0, "strided_smem"),
+    ("n20000_smem_cluster_of_16_large_slices", (1, 20000, 32), 1, "strided_smem"),  # 1250 lines (160 KB) a block
 ]
 
 
@@ -97,11 +98,13 @@ def test_named_variant_matches_auto_bits(rng, op, variant, shape):
     assert bool((function(x, axis=1, variant=variant) == function(x, axis=1)).all())
 
 
+@pytest.mark.parametrize("n, row_threads", [(300, 8), (5, 5)], ids=["one_block", "fewer_rows_than_row_threads"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
-def test_strided_smem_named_for_a_short_column_takes_one_block(rng, op, dtype):
-    x = draw(rng, (3, 300, 64), dtype)
-    assert launch_of(x, 1, op, variant="strided_smem").knobs == (1,)  # 300 lines of 128 bytes: one block
+def test_strided_smem_named_for_a_short_column_takes_one_block(rng, op, dtype, n, row_threads):
+    x = draw(rng, (3, n, 64), dtype)
+    launch = launch_of(x, 1, op, variant="strided_smem")  # 300 lines of 128 bytes: one block
+    assert (launch.knobs, launch.block_y) == ((1,), row_threads)
     out = poisoned(x.shape, dtype)
     api.FUNCTIONS[op](x, axis=1, out=out, variant="strided_smem")
     check(x, 1, out, op)
