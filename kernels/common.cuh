@@ -22,6 +22,8 @@
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
 //   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
+// - copy_async16, copies_done: 16-byte copies to shared memory (split_row's
+//   cache, strided_smem's slices).
 // - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
 //   variants that split a row or a column over several blocks.
 // - merge_pairs: the (max, sum) of pairs in shared memory, in order (strided's
@@ -673,6 +675,31 @@ __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int 
 // 16-byte chunks spanned by a row of n elements starting `shift` elements past a chunk boundary.
 __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) {
     return static_cast<int>((n + shift + per_chunk - 1) / per_chunk);
+}
+
+// -- copies to shared memory -------------------------------------------------------
+//
+// 16 bytes global -> shared without passing through registers (cp.async,
+// sm_80 on; a plain copy before); the issuing thread waits for its own copies
+// with copies_done. PREFETCH_256: L2 also fetches the line's 256-byte sector
+// pair, which strided_smem's neighbouring tile reads next (H100, 2026-11-22, a
+// prototype of that layout, docs/perf/probe-columns-h100.txt: 64-byte tiles
+// 73% -> 79% of copy with it; 128-byte tiles 79% either way).
+template <bool PREFETCH_256 = false, typename T>
+__device__ __forceinline__ void copy_async16(Vec<T>* shared, const T* global) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if constexpr (PREFETCH_256) asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" :: "r"(to), "l"(global) : "memory");
+    else asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(global) : "memory");
+#else
+    *shared = *reinterpret_cast<const Vec<T>*>(global);
+#endif
+}
+
+__device__ __forceinline__ void copies_done() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
 }
 
 // -- thread-block clusters -------------------------------------------------------

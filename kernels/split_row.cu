@@ -32,24 +32,6 @@
 // from a 16-byte boundary.
 #include "common.cuh"
 
-// 16 bytes global -> shared without passing through registers (sm_80+; a
-// plain copy before); the thread that issued the copies waits for them with
-// cp_async_wait_all.
-template <typename T> __device__ __forceinline__ void cp_async16(csm::Vec<T>* shared_dst, const T* global_src) {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))), "l"(global_src) : "memory");
-#else
-    *shared_dst = *reinterpret_cast<const csm::Vec<T>*>(global_src);
-#endif
-}
-
-__device__ __forceinline__ void cp_async_wait_all() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
-
 // The chunks [first, end) of a row (of n elements, `shift` past a 16-byte
 // boundary) that block `rank` of a C-block cluster holds.
 struct Slice {
@@ -90,14 +72,14 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * b + t;
             const int e0 = c * V - shift;
-            if (c < end && e0 >= 0 && e0 + V <= n) cp_async16(&cache[j * b + t], xr + e0);
+            if (c < end && e0 >= 0 && e0 + V <= n) csm::copy_async16(&cache[j * b + t], xr + e0);
             else cache[j * b + t] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
         }
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, first + t, b, end);
         keep.apply(v, static_cast<int>(n), shift, first + t, b, end);
         A m = csm::chunks_max<A>(v);
-        cp_async_wait_all();  // each thread reads back only chunks it copied itself: no barrier needed
+        csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
         for (int j = 0; j < smem_chunks; ++j) {
             if (first + (K + j) * b + t < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, first + (K + j) * b + t);
             m = csm::chunk_max(m, cache[j * b + t]);

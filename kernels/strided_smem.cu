@@ -41,20 +41,6 @@
 
 constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
 
-// A 16-byte copy from global to shared memory that bypasses L1 and registers;
-// the L2 hint fetches the line's 256-byte sector pair, which the neighbouring
-// tile's cluster reads next (H100, 2026-11-22, a prototype of this layout,
-// docs/perf/probe-columns-h100.txt: 64-byte tiles 73% -> 79% of copy with it;
-// 128-byte tiles 79% either way).
-__device__ __forceinline__ void copy_async(void* shared, const void* global) {
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"
-                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))), "l"(global) : "memory");
-}
-
-__device__ __forceinline__ void copies_done() {
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
 template <typename Tin, typename Tout, bool LOG, int C>
 __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer,
                                              long long n, long long inner, long long x_outer_stride,
@@ -89,10 +75,10 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
             const int r = i / TILE_CHUNKS, c = tile * TILE_CHUNKS + i % TILE_CHUNKS;
             const Tin* row = xs + r * x_stride;
             const int e0 = c * V - shift;
-            if (e0 >= 0 && e0 + V <= inner) copy_async(slice + i, row + e0);
+            if (e0 >= 0 && e0 + V <= inner) csm::copy_async16<true>(slice + i, row + e0);  // L2 hint: see copy_async16
             else slice[i] = csm::load_chunk(row, static_cast<int>(inner), shift, c);
         }
-        copies_done();
+        csm::copies_done();
         __syncthreads();
         // column tx of the tile: element tx of each line
         const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
