@@ -230,7 +230,7 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
     if hit is not None:
         return hit
     p = planner(device_id)
-    launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned)
+    launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned=aligned)
     return _remember(key, (_loaded(p, launch, device_id, pair, op), launch))
 
 

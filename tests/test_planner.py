@@ -429,6 +429,20 @@ def test_auto_takes_registers_for_one_block_and_shared_memory_past_it(h100, oute
     assert (launch.variant, launch.knobs) == (variant, knobs)
 
 
+def test_api_plans_columns_through_the_planner_and_caches_the_plan(monkeypatch):
+    """api.plan_columns, the entry the calls take, with a made-up H100: the planner's keyword-only aligned passes."""
+    from cupysoftmax import api
+
+    monkeypatch.setattr(api, "_planners", {0: Planner(H100)})
+    monkeypatch.setattr(api, "_launches", {})
+    monkeypatch.setattr(api, "_facts", lambda device_id, pair, op: strided_facts)
+    monkeypatch.setattr(api, "_loaded", lambda p, launch, device_id, pair, op: ("kernel", launch.variant))
+    for aligned, variant in [(True, "strided_smem"), (False, "strided")]:
+        kernel, launch = api.plan_columns(0, "auto", 1, 8192, 8192, F32, registry.SOFTMAX, aligned)
+        assert (kernel, launch.variant) == (("kernel", variant), variant)
+        assert api.plan_columns(0, "auto", 1, 8192, 8192, F32, registry.SOFTMAX, aligned)[1] is launch
+
+
 def test_auto_refuses_a_column_neither_holds(h100):
     with pytest.raises(UnsuitableVariant, match="no variant holds a column of 100000 float32"):
         h100.plan_columns("auto", 8, 100_000, 32, F32, strided_facts, aligned=True)
