@@ -568,8 +568,13 @@ class Planner:
         # what the second pass should find in L2: x; y and dy for softmax's gradient; dy alone for
         # log_softmax's (its first pass reads no y)
         row_bytes = n * pair[0].itemsize * (2 if op == registry.SOFTMAX_BACKWARD else 1)
-        group_rows = max(1, min(m, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes))
-        slices = max(1, min(_ceil_div(grid, group_rows), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
+        capacity = max(1, self.device.l2_bytes // TWO_PASS_L2_SHARE // row_bytes)  # the rows a group holds
+        group_rows = min(m, capacity)
+        # Slices from the group's capacity, not from m: a row's (max, sum) merges
+        # its slices' pairs, so its bits follow how it is sliced, which must not
+        # change with the number of rows (batch invariance; fewer rows than a
+        # group holds leave blocks idle rather than slice finer).
+        slices = max(1, min(_ceil_div(grid, capacity), _ceil_div(chunks, TWO_PASS_MIN_CHUNKS)))
         partial_bytes = (1 if backward else 2) * dtypes.accumulator(pair).itemsize  # s, or (max, sum)
         return Launch(v.name, v.knobs[0], grid, threads, 0, (numpy.int32(slices), numpy.int32(group_rows)),
                       workspace=m * slices * partial_bytes + m * 4)  # a partial per piece, a counter per row

@@ -9,10 +9,10 @@ view otherwise: the chunk kernels cut a row at 16-byte boundaries, so a row's su
 its offset from one, which a copy would change.
 
 A row's bits follow from its launch: where auto plans a launch that cuts rows differently
-for another number of rows (split_row's cluster size for fewer rows than SMs, two_pass's
-slices for fewer rows than a group holds), a difference is a known limit
-(docs/RELIABILITY.md, "Batch invariance"), reported as an expected failure naming both
-launches; with one launch for every batch size, any difference fails.
+for another number of rows (split_row's cluster size for fewer rows than SMs), a difference
+is a known limit (docs/RELIABILITY.md, "Batch invariance"), reported as an expected failure
+naming both launches; with one launch for every batch size, any difference fails. two_pass
+slices a row by its length alone.
 """
 from __future__ import annotations
 

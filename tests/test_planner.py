@@ -342,6 +342,13 @@ def test_two_pass_groups_rows_to_fit_l2_and_slices_them_over_the_resident_grid(h
     assert wide.workspace == m * int(wide.args[0]) * 16 + m * 4
 
 
+@pytest.mark.parametrize("pair", [F32, F16])
+def test_two_pass_slices_a_row_the_same_way_for_any_number_of_rows(h100, pair):
+    # 4 MB float32 rows: a group holds six; one row alone takes the 88 slices it takes among 64 (batch invariance)
+    slices = {m: int(h100.plan("two_pass", m, 1048576, pair, fake_facts).args[0]) for m in (1, 2, 5, 6, 7, 64)}
+    assert len(set(slices.values())) == 1, slices
+
+
 def test_rows_past_int_indexing_go_to_online(h100):
     with pytest.raises(UnsuitableVariant, match="index a row with int.*variants that can: .*online"):
         h100.plan("two_pass", 1, 2**31, F32, fake_facts)
