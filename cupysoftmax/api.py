@@ -275,16 +275,27 @@ def launch_rows(kernel, launch: Launch, x2, y2, options: tuple = fused.PLAIN) ->
     run(kernel, launch, (x2, y2, *row_args(launch, x2, y2, options)))
 
 
+# A CUDA graph captured from a call replays its launches later, on the memory
+# they were given. A temporary (two_pass's workspace, a contiguous copy, a
+# copied mask, a cast) goes back to CuPy's pool when the call returns, and the
+# pool hands it to the next array while the graph still writes it. So a launch
+# made under stream capture keeps every array it is given for the life of the
+# process: capture once, replay many (each capture keeps its own).
+_captured: list = []
+
+
 def run(kernel, launch: Launch, args: tuple) -> None:
     """Launch `kernel` on args; one with a workspace gets it zeroed after them, cooperatively."""
-    if not launch.workspace:
-        kernel((launch.grid,), (launch.block, launch.block_y), args, shared_mem=launch.smem)
-        return
     import cupy
 
-    workspace = cupy.zeros(launch.workspace, numpy.uint8)
-    kernel.kernel((launch.grid,), (launch.block,), (*args, workspace), shared_mem=launch.smem,
-                  enable_cooperative_groups=True)
+    if not launch.workspace:
+        kernel((launch.grid,), (launch.block, launch.block_y), args, shared_mem=launch.smem)
+    else:
+        workspace = cupy.zeros(launch.workspace, numpy.uint8)
+        args = (*args, workspace)
+        kernel.kernel((launch.grid,), (launch.block,), args, shared_mem=launch.smem, enable_cooperative_groups=True)
+    if cupy.cuda.get_current_stream().is_capturing():
+        _captured.extend(a for a in args if isinstance(a, cupy.ndarray))
 
 
 # -- the public function ----------------------------------------------------------
