@@ -284,6 +284,14 @@ def launch_rows(kernel, launch: Launch, x2, y2, options: tuple = fused.PLAIN) ->
 _captured: list = []
 
 
+def keep_while_capturing(arrays) -> None:
+    """Keep `arrays` (CuPy arrays among other values) for the life of the process if the current stream is capturing."""
+    import cupy
+
+    if cupy.cuda.get_current_stream().is_capturing():
+        _captured.extend(a for a in arrays if isinstance(a, cupy.ndarray))
+
+
 def run(kernel, launch: Launch, args: tuple) -> None:
     """Launch `kernel` on args; one with a workspace gets it zeroed after them, cooperatively."""
     import cupy
@@ -294,8 +302,7 @@ def run(kernel, launch: Launch, args: tuple) -> None:
         workspace = cupy.zeros(launch.workspace, numpy.uint8)
         args = (*args, workspace)
         kernel.kernel((launch.grid,), (launch.block,), args, shared_mem=launch.smem, enable_cooperative_groups=True)
-    if cupy.cuda.get_current_stream().is_capturing():
-        _captured.extend(a for a in args if isinstance(a, cupy.ndarray))
+    keep_while_capturing(args)
 
 
 # -- the public function ----------------------------------------------------------
@@ -429,6 +436,7 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
     with x.device:  # the cast, the result and the launch on x's device, whichever device is current
         if pair not in dtypes.PAIRS:  # e.g. float32 in, float16 out: cast first, as PyTorch does
             x = x.astype(out_dtype)
+            keep_while_capturing((x,))  # a copy of it may be what the launch reads
             pair = (out_dtype, out_dtype)
         result = out if out is not None else cupy.empty(x.shape, out_dtype)
         if x.size == 0:

@@ -41,11 +41,11 @@ def spin_then_copy(src, dst):
 
 class Forward:
     """op over `axis` of a float32 array of `shape` (the input a view of it: `view`), with scale= and a random
-    where= mask of x's shape (masked=True) where asked."""
+    where= mask of x's shape (masked=True) where asked; out_dtype: the output's (dtype=)."""
 
-    def __init__(self, op, shape, axis=-1, view=lambda a: a, variant="auto", scale=1.0, masked=False):
+    def __init__(self, op, shape, axis=-1, view=lambda a: a, variant="auto", scale=1.0, masked=False, out_dtype=F32):
         self.op, self.shape, self.axis, self.view, self.variant = op, shape, axis, view, variant
-        self.scale, self.masked, self.where = scale, masked, None
+        self.scale, self.masked, self.where, self.out_dtype = scale, masked, None, out_dtype
 
     def inputs(self, rng):
         """(the contiguous array the spin writes, the call's input)."""
@@ -56,16 +56,20 @@ class Forward:
         return base, x
 
     def call(self, x, out):
-        return api.FUNCTIONS[self.op](x, self.axis, out=out, variant=self.variant, scale=self.scale, where=self.where)
+        return api.FUNCTIONS[self.op](x, self.axis, out=out, dtype=self.out_dtype, variant=self.variant, scale=self.scale,
+                                      where=self.where)
 
     def check(self, x, out):
         where = None if self.where is None else cupy.asnumpy(self.where)
-        want = reference.REFERENCES[self.op](cupy.asnumpy(x), self.axis, scale=self.scale, where=where)
-        reference.assert_close(cupy.asnumpy(out), want, F32, self.op)
+        want = reference.REFERENCES[self.op](cupy.asnumpy(x), self.axis, scale=self.scale, where=where,
+                                             dtype=self.out_dtype)
+        reference.assert_close(cupy.asnumpy(out), want, self.out_dtype, self.op)
 
 
 class Backward:
     """op's gradient over the last axis of `shape`: y the forward's output, dy the input the spin writes."""
+
+    out_dtype = F32
 
     def __init__(self, op, shape):
         self.op, self.shape = op, shape
@@ -92,8 +96,10 @@ CASES = {
     "log_softmax_backward_cluster": Backward(registry.LOG_SOFTMAX_BACKWARD, (2, 50257)),
     "two_pass_workspace": Forward(registry.SOFTMAX, (4, 5000), variant="two_pass"),
     "transposed_copy": Forward(registry.SOFTMAX, (200, 16), view=lambda a: a.T),
+    # float32 in, float16 out: a cast first (no such kernel pair), then the transposed copy of the cast
+    "cast_then_transposed_copy": Forward(registry.SOFTMAX, (200, 16), view=lambda a: a.T, out_dtype=numpy.float16),
 }
-TEMPORARIES = ["two_pass_workspace", "transposed_copy"]
+TEMPORARIES = ["two_pass_workspace", "transposed_copy", "cast_then_transposed_copy"]
 
 
 def warmed_up(rng, name):
@@ -101,7 +107,7 @@ def warmed_up(rng, name):
     that stream (compiled, planned, remembered)."""
     case = CASES[name]
     target, x = case.inputs(rng)
-    out = poisoned(x.shape, F32)
+    out = poisoned(x.shape, case.out_dtype)
     cupy.cuda.Device().synchronize()  # the inputs, made on the legacy stream, which this one does not wait for
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
