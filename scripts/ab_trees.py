@@ -1,10 +1,10 @@
-"""auto in two checkouts, side by side: `python -m cupysoftmax time --json` on each shape, op and dtype below,
-run in OLD's tree and then NEW's (each with its own package first on PYTHONPATH), interleaved, ROUNDS times.
+"""auto in several checkouts, side by side: `python -m cupysoftmax time --json` on each shape, op and dtype
+below, run in each tree in turn (each with its own package first on PYTHONPATH), interleaved, ROUNDS times.
 
 A kernel or planner change is judged against the tree before it (put there with `git archive`); each line
-gives, per tree, the best median over the rounds, % of copy, and auto's pick (variant, knobs, block
-threads, registers) with whether every check against the reference passed.
-Usage: python scripts/ab_trees.py OLD NEW [ROUNDS]
+gives, per tree (named by its folder), the best median over the rounds, % of copy, and auto's pick
+(variant, knobs, block threads, registers) with whether every check against the reference passed.
+Usage: python scripts/ab_trees.py [--rounds R] OLD NEW [NEW ...]
 """
 import json
 import os
@@ -21,9 +21,6 @@ CASES = [
     (128, 128256, "float32", "softmax_backward"), (8, 128256, "float32", "softmax_backward"),
     (4096, 32768, "float32", "log_softmax_backward"), (1, 50257, "float32", "softmax_backward"),
 ]
-TREES = ("old", "new")
-
-
 def timed(tree, m, n, dtype, op):
     """auto's record from `cupysoftmax time` in `tree`, or None (printed) where it failed."""
     run = subprocess.run([sys.executable, "-m", "cupysoftmax", "time", str(m), str(n), "--dtype", dtype, "--op", op,
@@ -36,17 +33,17 @@ def timed(tree, m, n, dtype, op):
         return None
 
 
-def main(old, new, rounds):
+def main(trees, rounds):
     records = {}
     for _ in range(rounds):
         for case in CASES:
-            for tag, tree in zip(TREES, (old, new)):
+            for tag, tree in trees.items():
                 record = timed(tree, *case)
                 if record is not None:
                     records.setdefault(case, {}).setdefault(tag, []).append(record)
     for (m, n, dtype, op), by_tree in records.items():
         line = f"{m}x{n} {dtype} {op}:"
-        for tag in TREES:
+        for tag in trees:
             runs = by_tree.get(tag)
             if runs:
                 pick = runs[0]
@@ -57,4 +54,11 @@ def main(old, new, rounds):
 
 
 if __name__ == "__main__":
-    main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    args = sys.argv[1:]
+    rounds = 1
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    paths = [os.path.abspath(tree) for tree in args]
+    main({os.path.basename(path): path for path in paths}, rounds)
