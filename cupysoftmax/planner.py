@@ -83,7 +83,15 @@ SPLIT_ITEMS = (
     (INF, 8),
 )
 
-# split_row: cluster sizes C (C > 1 only with clusters, sm_90+). With at
+# split_row: cluster sizes C (C > 1 only with clusters, sm_90+). The launch
+# for as many rows as SMs fixes a row's threads T = C x blockDim.x, K and S
+# (rounded up to whole warps in 16 blocks where clusters may serve fewer
+# rows), and for other numbers of rows only C changes, cutting the same T:
+# the kernel's reduction tree follows T, so a row's bits do not depend on its
+# batch (H100, 2026-11-23, scripts/ab_trees.py against the rules before, which
+# picked T by the rows too: 8 x 128256 float32 56% -> 61% of copy, 1 x 50257
+# 52% -> 44%, 32 x 128256 bfloat16 56% -> 53%; gradients 8 x 128256 60% -> 65%,
+# 128 x 128256 72% -> 79%; many rows within 1%). With at
 # least SPLIT_ROWS_PER_SM rows per SM, the smallest C that holds a row wins:
 # clusters cost their syncs, and many rows keep every SM busy anyway (H100
 # sweep of 2026-11-22, clean L2: 4096 x 32768 float32 at C = 1 99% of copy,
@@ -477,35 +485,66 @@ class Planner:
         return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
+        """split_row: the row's threads T, chunks a thread K and S from the row alone (_split_layout), then the
+        cluster size C that cuts T into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
         chunks = self._chunks(n, pair, aligned)
+        k, threads, extra, clusters = self._split_layout(v, n, chunks, pair, facts, op)
+        launches = []
+        for c in sorted({c for _, c in v.knobs if c == 1 or clusters}):
+            kernel = facts(v.name, (k, c))
+            block = threads // c
+            smem = (extra or 0) * block * 16
+            if (threads % (32 * c) == 0 and block <= min(1024, kernel.max_threads // 32 * 32)
+                    and self.blocks_per_sm(block, kernel, smem) > 0):
+                launches.append(self._cluster_launch(v, m, c, k, block, extra))
+        if op in registry.BACKWARD and clusters and k == BACKWARD_ITEMS and m >= SPLIT_BLOCK_ROWS:
+            resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) for launch in launches}
+            launches = ([launch for launch in launches if resident[launch] >= BACKWARD_BLOCKS_PER_SM]
+                        or [launch for launch in launches if resident[launch] >= BACKWARD_MIN_BLOCKS_PER_SM]
+                        or launches)
+        return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
+
+    def _split_layout(self, v, n, chunks, pair, facts, op) -> tuple:
+        """(K, T, S, clusters): split_row's chunks a thread in registers, the row's threads (over a cluster's
+        blocks), the chunks a thread in shared memory (None for the gradients), and whether C may pass 1.
+
+        The launch for as many rows as SMs: the smallest C that holds the row (K from SPLIT_ITEMS; one block
+        with a shared-memory part before any cluster); the gradients, on rows that take clusters,
+        BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
+        BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
+        up to whole warps in a block of the largest cluster, so that every C cuts it.
+        """
         has_clusters = self.device.compute_capability >= (9, 0)
-
-        def launches(sizes):
-            return [launch for c in sizes if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op))]
-
-        sizes = sorted({c for _, c in v.knobs if c == 1 or (has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS)})
-        candidates = launches(sizes)
-        if op in registry.BACKWARD and has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS and m >= SPLIT_BLOCK_ROWS:
-            candidates = self._gradient_clusters(v, m, chunks, sizes, facts, op) or candidates
-        if not candidates and has_clusters:
+        clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
+        sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
+        layouts = []
+        if op in registry.BACKWARD and clusters:
+            layouts = self._gradient_layouts(v, chunks, sizes, facts, op)
+        layouts = layouts or [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+        if not layouts and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
             # registers (a half-precision row of 3329 chunks at 151 registers a thread)
-            sizes = sorted({c for _, c in v.knobs})
-            candidates = launches(sizes)
-        if not candidates:
+            clusters, sizes = True, sorted({c for _, c in v.knobs})
+            layouts = [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+        if not layouts:
             where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
             also = "" if op in registry.BACKWARD else (
                 f", nor in one block's registers plus {self.device.smem_per_block_optin} bytes of shared memory")
             raise UnsuitableVariant(
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
-        return min(candidates, key=lambda launch: self._cluster_rank(m, launch, facts))
+        first = layouts[0]
+        k, c = first.knobs
+        threads = c * first.block
+        if clusters:
+            threads = _round_up(threads, 32 * max(sizes))
+        return k, threads, (int(first.args[0]) if first.args else None), clusters
 
-    def _gradient_clusters(self, v, m, chunks, sizes, facts, op) -> list:
+    def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks
         resident per SM where there are any, else with BACKWARD_MIN_BLOCKS_PER_SM; else none."""
         fits = [launch for c in sizes
-                if (launch := self._cluster_block(v, m, _ceil_div(chunks, c), c, facts, op, BACKWARD_ITEMS))
+                if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op, BACKWARD_ITEMS))
                 and launch.knobs[0] == BACKWARD_ITEMS]
         resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) for launch in fits}
         return ([launch for launch in fits if resident[launch] >= BACKWARD_BLOCKS_PER_SM]

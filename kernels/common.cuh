@@ -26,6 +26,8 @@
 //   cache, strided_smem's slices).
 // - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
 //   variants that split a row or a column over several blocks.
+// - RowTree: a row's partials over a block or a cluster along one tree
+//   that depends on the row's thread count alone (split_row).
 // - merge_pairs: the (max, sum) of pairs in shared memory, in order (strided's
 //   and strided_smem's columns over a block's row-threads and a cluster).
 //
@@ -741,6 +743,53 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
     asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.m), "=d"(v.s) : "r"(cluster_address(local, rank)) : "memory");
     return v;
 }
+
+// -- one reduction tree for a row over a block or a cluster (split_row) ----------
+//
+// A row's T = C * blockDim.x threads: thread t of cluster rank r is the row's
+// thread r * blockDim.x + t. The tree that combines their partials depends on
+// T alone, not on how C cuts it: a warp's 32 lanes, then each group of 32
+// consecutive warps, then the groups (at most 16), every level a butterfly
+// (`level`: a warp's 32 values reduced, every lane gets the result) with the
+// missing lanes given `identity`. So a row gets the same bits from every C
+// that splits the same T, and the planner may pick C by the number of rows
+// (batch invariance). With T <= 1024 (one group) a level on the groups would
+// change nothing, so there is none. Where each lane reads from is worked out
+// once (a division a row costs registers: 18 more in split_row's float32
+// K = 8 cluster kernels, sm_90).
+template <int C> struct RowTree {
+    int count = 1;             // groups of 32 warps in the row
+    int slot = 0, rank = -1;   // C > 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
+    __device__ __forceinline__ RowTree() {
+        if constexpr (C > 1) {
+            const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * C;
+            count = (total + 31) / 32;
+            const int w = (count == 1 ? 0 : static_cast<int>(threadIdx.x >> 5)) * 32 + static_cast<int>(threadIdx.x & 31);
+            if (w < total) slot = w % per_block, rank = w / per_block;
+        }
+    }
+    // The row's value from each thread's `v`. `warps` and `groups` are shared
+    // memory, double-buffered by row parity: one barrier a row (a cluster
+    // barrier with C > 1; a block barrier more with several groups).
+    template <typename V, typename Level>
+    __device__ __forceinline__ V reduce(V v, Level level, V identity, V (&warps)[2][32], V (&groups)[2][16],
+                                        int parity) const {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        v = level(v);
+        if (lane == 0) warps[parity][warp] = v;
+        if constexpr (C == 1) {
+            __syncthreads();
+            return level(lane < static_cast<int>(blockDim.x >> 5) ? warps[parity][lane] : identity);
+        } else {
+            cluster_sync();
+            const V g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);
+            if (count == 1) return g;  // the row's
+            if (lane == 0 && warp < count) groups[parity][warp] = g;
+            __syncthreads();
+            return level(lane < count ? groups[parity][lane] : identity);
+        }
+    }
+};
 
 // -- columns (strided, strided_smem) --------------------------------------------
 //

@@ -1,28 +1,32 @@
 // Variant: split_row (past the peers: long rows, and few rows)
 //
 // Idea: a row is split over a cluster of C blocks (C = 1 .. 16; C = 1 is one
-// block per row). Each block holds its slice on chip, read once with 16-byte
-// loads: K 16-byte chunks per thread in registers, then S more per thread in
-// dynamic shared memory when the slice is longer. A block folds its slice into one
-// (max, sum) pair (warp shuffles, one shared-memory step); on sm_90 the C
-// blocks of a cluster swap their pairs through distributed shared memory and
-// merge them in rank order, so every block ends with the row's max and sum
-// and writes its slice: one read and one write of each element. Few long rows
-// (8 x 128256) thus spread over C times more SMs than one block per row would.
-// It writes softmax, or log_softmax with LOG, of scale * x over the positions
-// a mask keeps (common.cuh, Fused).
+// block per row). Its T = C * blockDim.x threads read it once with 16-byte
+// loads, thread i (cluster rank * blockDim.x + threadIdx.x) the chunks i,
+// i + T, ...: K of them in registers, then S more in dynamic shared memory
+// when the row is longer. Each thread folds its chunks into a (max, sum) pair,
+// and common.cuh's RowTree combines the pairs along a tree fixed by T
+// (warps, groups of 32 warps, groups); on sm_90 a cluster's blocks read each
+// other's warp pairs through distributed shared memory. Every thread ends
+// with the row's max and sum and writes its chunks: one read and one write of
+// each element. Few long rows (8 x 128256) thus spread over C times more SMs
+// than one block per row would. It writes softmax, or log_softmax with LOG,
+// of scale * x over the positions a mask keeps (common.cuh, Fused).
 //
-// Limits: N + V - 1 <= C * (K + S) * blockDim.x * V, V = 16 / sizeof(Tin);
+// Batch invariance: the planner fixes T, K and S by the row alone and picks
+// only C by the number of rows (clusters for few rows); a thread's chunks and
+// the tree follow from T, so a row's bits do not depend on its batch.
+//
+// Limits: N + V - 1 <= (K + S) * T * V, V = 16 / sizeof(Tin), T <= 16384;
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
-// (or to a variant that needs no clusters) elsewhere, and gives a shared-memory
-// part (S > 0) to C = 1 only. C = 16 needs the
+// (or to a variant that needs no clusters) elsewhere. C = 16 needs the
 // non-portable cluster size attribute, which the loader sets.
 //
-// Backward (softmax_split_row_backward, _cluster_backward): each block holds
-// its slice of y and dy in registers (K chunks of each per thread, no
-// shared-memory part), the cluster sums s (sum of dy * y, or of dy with LOG)
-// the same way, and every block writes its slice of dx.
+// Backward (softmax_split_row_backward, _cluster_backward): each thread holds
+// its chunks of y and dy in registers (K of each, no shared-memory part), the
+// row's threads sum s (sum of dy * y, or of dy with LOG) along the same tree,
+// and every thread writes its chunks of dx.
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
@@ -32,18 +36,6 @@
 // from a 16-byte boundary.
 #include "common.cuh"
 
-// The chunks [first, end) of a row (of n elements, `shift` past a 16-byte
-// boundary) that block `rank` of a C-block cluster holds.
-struct Slice {
-    int first, end;
-    __device__ __forceinline__ Slice(long long n, int shift, int per_chunk, int rank, int C) {
-        const int chunks = csm::chunks_of(n, shift, per_chunk);
-        const int per_block = (chunks + C - 1) / C;
-        first = rank * per_block;
-        end = first + per_block < chunks ? first + per_block : chunks;
-    }
-};
-
 template <typename Tin, typename Tout, bool LOG, int K, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
@@ -52,61 +44,56 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
-    __shared__ State scratch[32];
+    __shared__ __align__(16) State warp_pairs[2][32];  // RowTree's, double-buffered by row parity
+    __shared__ __align__(16) State group_pairs[2][16];
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
-    __shared__ __align__(16) State partial[2];  // this block's pair for the cluster, double-buffered by row parity
-    const int rank = blockIdx.x % C;
     const long long clusters = gridDim.x / C;
+    const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+    const int threads = C * b, first = static_cast<int>(blockIdx.x % C) * b + t;  // the row's threads, this one
+    const auto level = [](State p) { return csm::warp_max_sum(p); };
+    const csm::RowTree<C> tree;
     int parity = 0;
     for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
         const Tin* xr = x + row * x_row_stride;
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
-        const Slice slice(n, shift, V, rank, C);
-        const int first = slice.first, end = slice.end;
-        const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        const int end = csm::chunks_of(n, shift, V);
         const csm::RowMask keep = fused.row(row);
         // The shared-memory part of the slice first, as asynchronous copies
         // (whole chunks) so they fly while the register part loads.
         for (int j = 0; j < smem_chunks; ++j) {
-            const int c = first + (K + j) * b + t;
+            const int c = first + (K + j) * threads;
             const int e0 = c * V - shift;
             if (c < end && e0 >= 0 && e0 + V <= n) csm::copy_async16(&cache[j * b + t], xr + e0);
             else cache[j * b + t] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
         }
         csm::Vec<Tin> v[K];
-        csm::load_chunks(v, xr, static_cast<int>(n), shift, first + t, b, end);
-        keep.apply(v, static_cast<int>(n), shift, first + t, b, end);
+        csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+        keep.apply(v, static_cast<int>(n), shift, first, threads, end);
         A m = csm::chunks_max<A>(v);
         csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
         for (int j = 0; j < smem_chunks; ++j) {
-            if (first + (K + j) * b + t < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, first + (K + j) * b + t);
+            const int c = first + (K + j) * threads;
+            if (c < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, c);
             m = csm::chunk_max(m, cache[j * b + t]);
         }
         m *= scale;  // the max of scale * x (scale > 0)
         csm::Held<A, Tin, K, LOG> held;
         A s = held.start(v, m, scale);
         for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale);
-        State stats = csm::block_max_sum(State{m, s}, scratch);
-        if constexpr (C > 1) {
-            if (threadIdx.x == 0) partial[parity] = stats;
-            csm::cluster_sync();
-            // lane r of every warp fetches block r's pair; the warp merges them
-            const int lane = threadIdx.x & 31;
-            stats = lane < C ? csm::cluster_load(&partial[parity], lane) : State{csm::neg_inf<A>(), A(0)};
-            stats = csm::warp_max_sum(stats);
-        }
+        const State stats =
+            tree.reduce(State{m, s}, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity);
         held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
         // Launches with a shared-memory part store evict-first: H100, 8192 x 50257
         // float32, 91% of copy with plain stores, 97% with st.global.cs (no gain,
         // or a loss, for the register-only launches and warp_rows).
         const bool streaming = smem_chunks > 0;
-        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first + t, b, end, held, streaming);
+        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first, threads, end, held, streaming);
         const auto prob = csm::normalizer<Tin, LOG>(stats, scale);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
-            const int c = first + (K + j) * b + t;
+            const int c = first + (K + j) * threads;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
             if (c < end)
                 csm::store_chunk<Tin>(
@@ -114,7 +101,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                     [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, streaming);
         }
         const Tout fill = csm::from_acc<Tout>(prob.masked());
-        keep.refill<V>(yr, static_cast<int>(n), shift, first + t, b, end, K + smem_chunks, !csm::finite_row(stats), fill);
+        keep.refill<V>(yr, static_cast<int>(n), shift, first, threads, end, K + smem_chunks, !csm::finite_row(stats), fill);
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.
@@ -150,10 +137,13 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
                                                    long long dx_row_stride) {
     using A = csm::acc_t<T, Tout>;
     constexpr int V = csm::Vec<T>::size;
-    __shared__ A scratch[32];
-    __shared__ A partial[2];  // this block's share of s for the cluster, double-buffered by row parity
-    const int rank = blockIdx.x % C;
+    __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
+    __shared__ A group_sums[2][16];
     const long long clusters = gridDim.x / C;
+    const int b = static_cast<int>(blockDim.x);
+    const int threads = C * b, first = static_cast<int>(blockIdx.x % C) * b + static_cast<int>(threadIdx.x);
+    const auto level = [](A v) { return csm::warp_reduce(v, csm::SumOp<A>()); };
+    const csm::RowTree<C> tree;
     const csm::Vec<T> zero = csm::zero_chunk<T>();
     int parity = 0;
     for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
@@ -161,21 +151,12 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
         const T* dyr = dy + row * dy_row_stride;
         Tout* dxr = dx + row * dx_row_stride;
         const int shift = csm::misalignment(yr);
-        const Slice slice(n, shift, V, rank, C);
-        const int first = slice.first, end = slice.end;
-        const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+        const int end = csm::chunks_of(n, shift, V);
         csm::HeldGrad<A, T, K, LOG> held;
-        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
-        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first + t, b, end, csm::PlainLoad(), zero);
-        A s = csm::block_reduce(held.partial(), csm::SumOp<A>(), scratch);
-        if constexpr (C > 1) {
-            if (threadIdx.x == 0) partial[parity] = s;
-            csm::cluster_sync();
-            const int lane = threadIdx.x & 31;  // lane r fetches block r's share, in rank order
-            s = csm::warp_reduce(lane < C ? csm::cluster_load(&partial[parity], lane) : A(0), csm::SumOp<A>());
-        }
-        held.finish(s);
-        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first + t, b, end, held);
+        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
+        csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
+        held.finish(tree.reduce(held.partial(), level, A(0), warp_sums, group_sums, parity));
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first, threads, end, held);
     }
     if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }

@@ -163,8 +163,8 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
 @pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
-                                                  (8, 128256, "split_row", (8, 16))],
-                         ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_long_rows_split_row_cluster"])
+                                                  (8, 16384, "split_row", (8, 1))],
+                         ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_rows_below_clusters_split_row_block"])
 def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
     launch = h100.plan("auto", m, n, F32, split_facts, op=op)
     assert (launch.variant, launch.knobs, launch.smem, launch.args) == (variant, knobs, 0, ())
@@ -289,17 +289,19 @@ def split_facts(name, knobs):
      (4096, 4096, (8, 1), 128, 0),  # past 512: eight
      (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
      (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
-     (1, 32000, (4, 16), 128, 0),
+     (1, 32000, (8, 16), 64, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
      (64, 32000, (8, 1), 1024, 0),  # 64+ rows a block holds: no cluster
-     (63, 32000, (4, 16), 128, 0),  # below SPLIT_BLOCK_ROWS: clusters again
+     (63, 32000, (8, 16), 64, 0),  # below SPLIT_BLOCK_ROWS: clusters again
      (128, 128256, (8, 16), 256, 0),  # no block holds a float32 row: clusters
      (8, 16384, (8, 1), 512, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster
-     (8, 16388, (4, 16), 96, 0)],  # one chunk more: clusters, the most blocks resident
+     (8, 16388, (8, 16), 64, 0),  # one chunk more: clusters, the most blocks resident
+     (4096, 16388, (8, 1), 1024, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
+     (1, 65536, (8, 16), 64, 8)],  # the threads and shared-memory part of the launch for many rows
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "32_rows_cluster16",
          "64_rows_block_per_row", "63_rows_cluster16", "128_long_rows_cluster16", "8_rows_64KB_no_cluster",
-         "8_rows_past_64KB_cluster"],
+         "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
     launch = h100.plan("split_row", m, n, F32, split_facts)
@@ -318,6 +320,30 @@ def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(
 def test_split_row_without_clusters_keeps_one_block_per_row():
     launch = Planner(SMALL).plan("split_row", 8, 12000, F32, fake_facts)
     assert launch.knobs[1] == 1 and launch.grid == 8
+
+
+SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144]
+
+
+@pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
+@pytest.mark.parametrize("op, pair, facts", [
+    (registry.SOFTMAX, F32, "split_facts"), (registry.LOG_SOFTMAX, BF16, "split_facts"),
+    (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32"), (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts"),
+], ids=["softmax_f32", "log_softmax_bf16", "softmax_backward_f32", "log_softmax_backward_bf16_151_registers"])
+def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts):
+    # batch invariance (kernels/split_row.cu): only C may vary with the rows; a row's threads
+    # (C x blockDim.x), its chunks a thread in registers (K) and in shared memory (S) may not
+    facts = globals()[facts]
+    for n in SPLIT_ROW_LENGTHS:
+        for aligned in (True, False):
+            layouts = set()
+            for m in (1, 2, 3, 8, 63, 64, 100, 131, 132, 1000, 8192):
+                try:
+                    launch = Planner(device).plan("split_row", m, n, pair, facts, aligned, op)
+                except UnsuitableVariant:
+                    continue
+                layouts.add((launch.knobs[0], launch.block * launch.knobs[1], launch.args))
+            assert len(layouts) <= 1, (n, aligned, layouts)
 
 
 @pytest.mark.parametrize("m, n", [(4, 4194304), (64, 1048576)], ids=["16MB_rows", "4MB_rows_need_cluster_and_smem"])
@@ -540,15 +566,15 @@ def gradient_facts_f32(name, knobs):
 
 
 @pytest.mark.parametrize("m, n, knobs, threads", [
-    (8192, 50257, (4, 8), 416),  # the smallest C with three blocks an SM
+    (8192, 50257, (4, 8), 448),  # the smallest C with three blocks an SM (416 threads rounded up to 448)
     (4096, 65536, (4, 16), 256),  # C = 8 (512 threads) holds two
     (4096, 32768, (4, 8), 256),
     (128, 128256, (4, 16), 512),  # none holds three: two
     (128, 262144, (8, 16), 512),  # K = 4 would take 1024 threads (one block an SM): the forward's rule
-    (8, 128256, (8, 16), 256),  # fewer than SPLIT_BLOCK_ROWS rows: the forward's rule
+    (8, 128256, (4, 16), 512),  # fewer than SPLIT_BLOCK_ROWS rows: the same threads a row, the most blocks
     (4096, 16384, (8, 1), 512),  # no clusters below SPLIT_CLUSTER_MIN_CHUNKS: the forward's rule
 ], ids=["vocab_rows_c8", "long_rows_c16", "rows_of_32k_c8", "rows_128_two_blocks_k4", "rows_128_of_256k_k8",
-        "rows_8_k8", "one_block_rows_unchanged"])
+        "rows_8_same_threads", "one_block_rows_unchanged"])
 def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, knobs, threads):
     launch = h100.plan("split_row", m, n, F32, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
     assert (launch.knobs, launch.block) == (knobs, threads)
