@@ -107,8 +107,15 @@ struct FastExp {
     // |m| > 2^24; the fuzz run found NaN at scale 0.375 on 4.7e37). So scale *
     // x is rounded to the accumulation type, as softmax(x * scale) computed
     // in it would be (reference.py models it); scale = 1 gives a - m's bits.
-    __device__ __forceinline__ static float shifted(float a, float scale, float m) { return __fmul_rn(a, scale) - m; }
-    __device__ __forceinline__ static double shifted(double a, double scale, double m) { return __dmul_rn(a, scale) - m; }
+    // The max m itself must come from scaled() too: a plain product there
+    // is fused by ptxas into the difference, which then leaves the residual
+    // (split_row's float32 K = 4 kernel, sm_90, at 19ccd36: FFMA max * scale -
+    // product; the long fuzz run found NaN for a row of four values near 1e38 at
+    // scale 0.375).
+    __device__ __forceinline__ static float scaled(float a, float scale) { return __fmul_rn(a, scale); }
+    __device__ __forceinline__ static double scaled(double a, double scale) { return __dmul_rn(a, scale); }
+    __device__ __forceinline__ static float shifted(float a, float scale, float m) { return scaled(a, scale) - m; }
+    __device__ __forceinline__ static double shifted(double a, double scale, double m) { return scaled(a, scale) - m; }
     // exp(scale * a - m), the temperature of softmax(scale * x) folded in.
     __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(shifted(a, scale, m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(shifted(a, scale, m)); }
@@ -424,7 +431,7 @@ template <typename A, typename T, int K> __device__ __forceinline__ A chunks_max
 // chunks a thread holds in registers (scale > 0: the max of b is scale times a's).
 template <typename A, typename T, int K>
 __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) {
-    const A m = chunks_max<A>(v) * scale;
+    const A m = FastExp::scaled(chunks_max<A>(v), scale);
     const A ms = FastExp::sum_shift(m);
     A s = A(0);
 #pragma unroll

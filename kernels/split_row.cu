@@ -78,7 +78,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
             if (c < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, c);
             m = csm::chunk_max(m, cache[j * b + t]);
         }
-        m *= scale;  // the max of scale * x (scale > 0)
+        m = csm::FastExp::scaled(m, scale);  // the max of scale * x (scale > 0), rounded as each product is
         csm::Held<A, Tin, K, LOG> held;
         A s = held.start(v, m, scale);
         for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale);

@@ -46,7 +46,7 @@ __global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ 
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
         keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
-        const A thread_max = csm::chunks_max<A>(v) * static_cast<A>(scale);
+        const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(scale));
         csm::Held<A, Tin, K, LOG> held;
         const A thread_sum = held.start(v, thread_max, static_cast<A>(scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
