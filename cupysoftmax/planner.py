@@ -107,6 +107,13 @@ SPLIT_ROWS_PER_SM = 1
 # against 65%; 8 rows 48% against 62%. 128 x 128256 bfloat16 (a shared-memory
 # part): C = 1 73%, best cluster 57%.
 SPLIT_BLOCK_ROWS = 64
+# Rows no block holds, with at least SPLIT_BLOCK_ROWS rows: the smallest C
+# whose blocks fit SPLIT_BLOCKS_PER_SM to an SM where any does (a block that
+# fills an SM waits alone on its cluster's barrier). H100, 2026-11-23
+# (scripts/sweep_configs.py, the one-tree kernel): 8192 x 128256 float32
+# (8, 16) 256 threads 84% of copy, (8, 8) 512 threads (72 registers, one
+# block an SM) 68%; 1024 x 128256 82% against 66%.
+SPLIT_BLOCKS_PER_SM = 2
 # Clusters only for rows of more than SPLIT_CLUSTER_MIN_CHUNKS chunks: below,
 # one block reads its row about as fast as a cluster does, without the
 # cluster's syncs and its costlier launch. H100 sweep of 2026-11-22, float32:
@@ -497,11 +504,18 @@ class Planner:
             if (threads % (32 * c) == 0 and block <= min(1024, kernel.max_threads // 32 * 32)
                     and self.blocks_per_sm(block, kernel, smem) > 0):
                 launches.append(self._cluster_launch(v, m, c, k, block, extra))
-        if op in registry.BACKWARD and clusters and k == BACKWARD_ITEMS and m >= SPLIT_BLOCK_ROWS:
-            resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), 0) for launch in launches}
-            launches = ([launch for launch in launches if resident[launch] >= BACKWARD_BLOCKS_PER_SM]
-                        or [launch for launch in launches if resident[launch] >= BACKWARD_MIN_BLOCKS_PER_SM]
-                        or launches)
+        if clusters and m >= SPLIT_BLOCK_ROWS:
+            # Many rows on clusters: launches that leave room for more blocks an SM, where any do
+            resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem)
+                        for launch in launches}
+            if op in registry.BACKWARD:
+                floors = (BACKWARD_BLOCKS_PER_SM, BACKWARD_MIN_BLOCKS_PER_SM) if k == BACKWARD_ITEMS else ()
+            else:
+                floors = () if any(launch.knobs[1] == 1 for launch in launches) else (SPLIT_BLOCKS_PER_SM,)
+            for floor in floors:
+                if roomy := [launch for launch in launches if resident[launch] >= floor]:
+                    launches = roomy
+                    break
         return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
 
     def _split_layout(self, v, n, chunks, pair, facts, op) -> tuple:

@@ -322,6 +322,21 @@ def test_split_row_without_clusters_keeps_one_block_per_row():
     assert launch.knobs[1] == 1 and launch.grid == 8
 
 
+def cluster_bound_facts(name, knobs):
+    """split_row float32 as sm_90 builds the one-tree kernel: K = 8 takes 56 registers in one block, 72 in
+    clusters of 2 to 8, 64 in clusters of 16 (held there by the kernel's launch bound)."""
+    k, c = knobs
+    regs = {2: 32, 4: 40}.get(k) or (56 if c == 1 else 64 if c == 16 else 72)
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+@pytest.mark.parametrize("m", [8, 64, 8192], ids=["few_rows", "split_block_rows", "many_rows"])
+def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
+    # 128256 float32: 4096 threads a row; (8, 8) would give one 512-thread block an SM
+    launch = h100.plan("split_row", m, 128256, F32, cluster_bound_facts)
+    assert (launch.knobs, launch.block) == ((8, 16), 256)
+
+
 SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144]
 
 
