@@ -792,6 +792,10 @@ template <int C> struct RowTree {
             const V g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);
             if (count == 1) return g;  // the row's
             if (lane == 0 && warp < count) groups[parity][warp] = g;
+            // The warp whole again before the block barrier: without this, the
+            // loads only some lanes take above left it divergent there (synccheck,
+            // H100, 2026-11-23: float64 gradients, 132 x 50257, (4, 16) with 416 threads).
+            __syncwarp();
             __syncthreads();
             return level(lane < count ? groups[parity][lane] : identity);
         }
