@@ -504,6 +504,9 @@ class Planner:
             if (threads % (32 * c) == 0 and block <= min(1024, kernel.max_threads // 32 * 32)
                     and self.blocks_per_sm(block, kernel, smem) > 0):
                 launches.append(self._cluster_launch(v, m, c, k, block, extra))
+        if not launches:  # the layout's own C serves by construction; a guard should the kernels' limits differ
+            raise UnsuitableVariant(f"{v.name}: no cluster size cuts a row of {n} {pair[0].name} into blocks "
+                                    f"its kernels launch ({threads} threads a row, {k} chunks a thread)")
         if clusters and m >= SPLIT_BLOCK_ROWS:
             # Many rows on clusters: launches that leave room for more blocks an SM, where any do
             resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem)
@@ -526,7 +529,8 @@ class Planner:
         with a shared-memory part before any cluster); the gradients, on rows that take clusters,
         BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
-        up to whole warps in a block of the largest cluster, so that every C cuts it.
+        up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
+        block would then pass what its kernel launches.
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
@@ -550,8 +554,9 @@ class Planner:
         first = layouts[0]
         k, c = first.knobs
         threads = c * first.block
-        if clusters:
-            threads = _round_up(threads, 32 * max(sizes))
+        rounded = _round_up(threads, 32 * max(sizes))
+        if clusters and rounded // c <= min(1024, facts(v.name, (k, c)).max_threads // 32 * 32):
+            threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
         return k, threads, (int(first.args[0]) if first.args else None), clusters
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
@@ -587,11 +592,12 @@ class Planner:
             threads = _round_up(_ceil_div(chunks, k), 32)
             if threads <= most:
                 return self._cluster_launch(v, m, c, k, threads, None if backward else 0)
-        # Registers full: the rest of the slice goes to shared memory, in one
-        # block per row only. A cluster with a shared-memory part (one block
-        # per SM, its SMs in lockstep) lost to two_pass: 64 x 1048576 float32
-        # 40% of copy against 56% (H100, 2026-11-22, two_pass then two launches;
-        # 64% now).
+        # Registers full: the rest of the slice goes to shared memory, in the
+        # layout of one block per row only (fewer rows then cut that block's
+        # threads and part over a cluster: _row_over_cluster). A layout of
+        # clusters with a shared-memory part (one block per SM, its SMs in
+        # lockstep) lost to two_pass: 64 x 1048576 float32 40% of copy against
+        # 56% (H100, 2026-11-22, two_pass then two launches; 64% now).
         if c > 1 or backward:
             return None
         k = max(k for k, _ in v.knobs)

@@ -337,6 +337,47 @@ def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
     assert (launch.knobs, launch.block) == ((8, 16), 256)
 
 
+def wide_block_facts(name, knobs):
+    """split_row float32 with K = 8 at 72 registers in one block (896 threads at most)."""
+    k, c = knobs
+    regs = {2: 32, 4: 40}.get(k) or (72 if c == 1 else 64)
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+def test_split_row_keeps_a_layout_whose_block_rounding_would_overfill(h100):
+    # 8192 x 50257 float32: 896 threads and a shared-memory part; 1024 would pass what the kernel
+    # launches, so T stays 896 (28 warps) and fewer rows take the C that cut it: 2 or 4, not 8 or 16
+    many = h100.plan("split_row", 8192, 50257, F32, wide_block_facts)
+    assert (many.knobs, many.block, int(many.args[0])) == ((8, 1), 896, 7)
+    few = h100.plan("split_row", 1, 50257, F32, wide_block_facts)
+    assert (few.knobs, few.block, int(few.args[0])) == ((8, 4), 224, 7)
+
+
+def no_cut_facts(name, knobs):
+    """split_row whose K = 8 kernels launch at most 800 threads in clusters of 8, 384 in clusters of 16."""
+    k, c = knobs
+    regs = {2: 255, 4: 255}.get(k) or {8: 80, 16: 168}.get(c, 255)
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+def test_split_row_rounds_no_layout_past_its_kernel(h100):
+    # 200000 float32 over 8 blocks of 800 threads: rounding the row's 6400 threads to 6656 would take 832;
+    # the rule before failed here with min() of no launches
+    launch = h100.plan("split_row", 8, 200000, F32, no_cut_facts)
+    assert (launch.knobs, launch.block) == ((8, 8), 800)
+
+
+def unlaunchable_facts(name, knobs):
+    """split_row whose static shared memory fills an SM (no block resident); the other variants as usual."""
+    facts = split_facts(name, knobs)
+    return dataclasses.replace(facts, static_smem=300_000) if name == "split_row" else facts
+
+
+def test_split_row_refuses_rather_than_fails_where_no_launch_is_resident(h100):
+    with pytest.raises(UnsuitableVariant, match="no cluster size cuts a row of 50257 float32"):
+        h100.plan("split_row", 8, 50257, F32, unlaunchable_facts)
+
+
 SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144]
 
 
