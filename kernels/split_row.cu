@@ -120,6 +120,8 @@ __global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ 
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
 namespace csm {
+// (__launch_bounds__(0) sets no bound: NVRTC 13.5 and nvcc 13.0 emit no
+// .maxntid for it; tests/test_build.py checks that only these get one.)
 // The float-accumulating K = 8 kernels of a 16-block cluster are held to 64
 // registers (1024 threads): two 512-thread blocks an SM then, for rows of 8192
 // threads (262144 float32). Left free (0) the compiler took 72 and one block

@@ -36,6 +36,33 @@ def test_split_row_builds_for_gpus_before_sm80():
     assert lowered["softmax_split_row<float, float, false, 8>"]
 
 
+def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
+    # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
+    # 0 (no .maxntid) for the rest, which spill under the bound
+    from cupy.cuda import nvrtc
+
+    bounded = {"softmax_split_row_cluster<float, float, false, 8, 16>": True,
+               "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 16>": True,
+               "softmax_split_row_cluster<float, float, false, 8, 8>": False,
+               "softmax_split_row_cluster<float, float, false, 4, 16>": False,
+               "softmax_split_row_cluster<double, double, false, 8, 16>": False}
+    program = nvrtc.createProgram(loader.source("split_row"), "split_row.cu", [], [])
+    try:
+        for expression in bounded:
+            nvrtc.addNameExpression(program, expression)
+        nvrtc.compileProgram(program, ["-arch=compute_90", f"-I{loader.include_dir()}", *loader.OPTIONS,
+                                       *loader.CUPY_OPTIONS])
+        lowered = {e: nvrtc.getLoweredName(program, e) for e in bounded}
+        ptx = nvrtc.getPTX(program)
+    finally:
+        nvrtc.destroyProgram(program)
+    ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
+    for expression, bound in bounded.items():
+        entry = ptx[ptx.index(f".entry {lowered[expression]}("):]
+        header = entry[:entry.index("{")]
+        assert (".maxntid 1024, 1, 1" in header) == bound, expression
+
+
 def test_log_softmax_is_built_for_the_variants_that_compute_it():
     names = {r.expression for r in loader.build("sm_90")}
     assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
