@@ -12,7 +12,8 @@ A row's bits follow from its launch: auto may cut a row differently for another 
 rows (split_row's cluster size C), but split_row fixes the tree that combines a row's
 partials by the row alone (kernels/split_row.cu), and two_pass slices a row by its length
 alone, so any difference fails (its message names both launches). On the H100 the split_row
-cases for rows of 32000 and more take another C for 1 and 3 rows than for the whole batch.
+cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
+(the bfloat16 and float64 cases added after the last GPU run, 8f1fde6).
 """
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ CASES = [
     ("split_row_shared_memory_part_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_clusters_of_8_or_16_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
+    # other kernels' arithmetic: bfloat16 (one block of 1024 or 16 of 64), float64 (log_softmax's 640
+    # threads a row not rounded: one block or 4 of 160; the gradients clusters of 4, 8 or 16)
+    ("split_row_block_or_clusters_bf16_n65536", (200, 65536), -1, dtypes.BFLOAT16, "auto", "split_row"),
+    ("split_row_block_or_clusters_f64_n10000", (200, 10000), -1, dtypes.FLOAT64, "auto", "split_row"),
     ("two_pass_n1048579", (9, 2**20 + 3), -1, dtypes.FLOAT32, "auto", "two_pass"),
     # auto takes online only for rows past 2^31 elements (gigabytes a row): asked by name here
     ("online_by_name_n5000", (64, 5000), -1, dtypes.FLOAT32, "online", "online"),
