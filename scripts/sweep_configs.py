@@ -16,6 +16,7 @@ import numpy
 from cupysoftmax import api, bench, dtypes, loader, reference
 from cupysoftmax.errors import UnsuitableVariant
 from cupysoftmax.planner import Launch, _ceil_div, _round_up
+from cupysoftmax.variants import SOFTMAX, VARIANTS
 
 SHAPES = [
     (262144, 32, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 384, "float32"),
@@ -46,6 +47,17 @@ def candidates(planner, m, n, pair, facts):
             extra = _ceil_div(per, most) - k
             if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
                 yield Launch("split_row", (k, c), m * c, most, extra * most * 16, (numpy.int32(extra),))
+    # The planner's own layout for the row (its threads, K and S for every number of rows), cut by every C
+    # that whole warps allow: the launches it chooses among by the number of rows.
+    v = VARIANTS["split_row"]
+    try:
+        k, threads, extra, clusters = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
+    except UnsuitableVariant:
+        return
+    for c in sorted({c for _, c in v.knobs if c == 1 or clusters}):
+        block = threads // c
+        if threads % (32 * c) == 0 and block <= min(1024, facts("split_row", (k, c)).max_threads // 32 * 32):
+            yield Launch("split_row", (k, c), m * c, block, (extra or 0) * block * 16, (numpy.int32(extra or 0),))
 
 
 class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
@@ -65,8 +77,6 @@ def active_clusters(kernel, launch):
 
 
 def registry_knobs(name):
-    from cupysoftmax.variants import VARIANTS
-
     return VARIANTS[name].knobs
 
 
@@ -87,7 +97,11 @@ def main(shapes):
         picked = planner.plan("auto", m, n, pair, facts)
         copy_ms = bench.median_ms(bench.copy_call(m * n * dtype.itemsize), repeat=20)
         print(f"{m} x {n} {dt}: copy {copy_ms * 1e3:.1f} us", flush=True)
+        seen = set()
         for launch in candidates(planner, m, n, pair, facts):
+            if (shape := (launch.variant, launch.knobs, launch.block, launch.smem)) in seen:
+                continue
+            seen.add(shape)
             kernel = loader.function(launch.variant, pair, launch.knobs, dev)
             if launch.smem > kernel.max_dynamic_shared_size_bytes:
                 kernel.max_dynamic_shared_size_bytes = launch.smem
