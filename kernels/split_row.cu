@@ -120,14 +120,15 @@ __global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ 
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
 namespace csm {
-// (__launch_bounds__(0) sets no bound: NVRTC 13.5 and nvcc 13.0 emit no
-// .maxntid for it; tests/test_build.py checks that only these get one.)
 // The float-accumulating K = 8 kernels of a 16-block cluster are held to 64
-// registers (1024 threads): two 512-thread blocks an SM then, for rows of 8192
-// threads (262144 float32). Left free (0) the compiler took 72 and one block
-// fit: H100, 2026-11-23, 32 x 262144 float32 at (8, 16) 512 threads 60% of
-// copy with 63 registers (the tree before) against 48% with 72. Other
-// instantiations spill under the bound, so it is theirs to leave (0: none).
+// registers (a bound of 1024 threads): two 512-thread blocks an SM then, for
+// rows of 8192 threads (262144 float32). Left free the compiler took 72 and
+// one block fit: H100, 2026-11-23, 32 x 262144 float32 at (8, 16) with 512
+// threads, 48% of copy with 72 registers, 65% with the bound (60% with 63
+// registers and the tree before). The others need no bound or spill under it
+// (float64 K = 8; K = 8 in clusters of 2 to 8; half-precision K = 2 in
+// clusters of 16), so theirs is 0, which sets none (NVRTC 13.5 and nvcc 13.0
+// emit no .maxntid for it; tests/test_build.py checks which kernels carry one).
 template <typename Tin, typename Tout, int K, int C>
 constexpr int split_row_bound = C == 16 && K == 8 && sizeof(acc_t<Tin, Tout>) == 4 ? 1024 : 0;
 }  // namespace csm
