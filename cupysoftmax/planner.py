@@ -535,15 +535,19 @@ class Planner:
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
         sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
+
+        def holding(sizes):  # the smallest C first
+            return [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+
         layouts = []
         if op in registry.BACKWARD and clusters:
             layouts = self._gradient_layouts(v, chunks, sizes, facts, op)
-        layouts = layouts or [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+        layouts = layouts or holding(sizes)
         if not layouts and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
             # registers (a half-precision row of 3329 chunks at 151 registers a thread)
             clusters, sizes = True, sorted({c for _, c in v.knobs})
-            layouts = [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+            layouts = holding(sizes)
         if not layouts:
             where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
             also = "" if op in registry.BACKWARD else (
