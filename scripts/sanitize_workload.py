@@ -11,6 +11,8 @@ reference, so a clean sanitizer run also proves the results right.
 
 CuPy's memory pools are turned off before anything is allocated: every array is its own
 cudaMalloc, so a read past an array's end is not hidden in a pool block's slack.
+`--part K/N` runs the K-th of N shares (every N-th (variant, dtype) pair from the K-th), so that
+scripts/sanitize.py can run the set as N sanitized processes side by side.
 Prints one line per failure, then `launches N refused N failures N unchecked N`; exits 1 on a failure.
 """
 from __future__ import annotations
@@ -122,23 +124,36 @@ def columns(tally, rng, variant, dtype, name, shape, axis, skipped):
                   lambda: reference.REFERENCES[op](cupy.asnumpy(x), axis), dtype, op)
 
 
+def part(text: str) -> tuple[int, int]:
+    """"K/N" -> (K, N) with 0 <= K < N; argparse's error otherwise."""
+    try:
+        k, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K/N, got {text!r}") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"K/N needs 0 <= K < N, got {text!r}")
+    return k, n
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="float32 and bfloat16, the shapes marked quick")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", type=part, default=(0, 1), help="K/N: the K-th of N shares of the set")
     args = parser.parse_args(argv)
     rng = numpy.random.default_rng(args.seed)
     types = [dtypes.BFLOAT16, dtypes.FLOAT32] if args.quick else list(dtypes.SUPPORTED)
+    pairs = [(variant, v, dtype) for variant, v in registry.VARIANTS.items() for dtype in types]
+    share, shares = args.part
     tally = Tally()
-    for variant, v in registry.VARIANTS.items():
-        for dtype in types:
-            if v.layout == registry.ROWS:
-                for name, m, n, quick in ROW_SHAPES:
-                    for layout in LAYOUTS if quick or not args.quick else ():
-                        rows(tally, rng, variant, dtype, name, m, n, layout)
-            for name, shape, axis, quick, skipped in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
-                if quick or not args.quick:
-                    columns(tally, rng, variant, dtype, name, shape, axis, skipped)
+    for variant, v, dtype in pairs[share::shares]:
+        if v.layout == registry.ROWS:
+            for name, m, n, quick in ROW_SHAPES:
+                for layout in LAYOUTS if quick or not args.quick else ():
+                    rows(tally, rng, variant, dtype, name, m, n, layout)
+        for name, shape, axis, quick, skipped in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
+            if quick or not args.quick:
+                columns(tally, rng, variant, dtype, name, shape, axis, skipped)
     cupy.cuda.Device().synchronize()
     print(f"launches {tally.launches} refused {tally.refused} failures {tally.failures} "
           f"unchecked {tally.unchecked}", flush=True)
