@@ -81,6 +81,11 @@ def function(variant_name: str, pair, knobs: tuple, device_id: int, op: str = re
     return kernel
 
 
+def loaded_expressions() -> list[str]:
+    """The name expressions of every instantiation compiled so far in this process (any device), sorted."""
+    return sorted({registry.get(variant).name_expression(pair, knobs, op) for _, variant, pair, knobs, op in list(_kernels)})
+
+
 def _compile(variant_name, pair, knobs, device_id, op):
     import cupy
 

@@ -12,6 +12,16 @@ cache (the same options), so the sanitized runs spend their time in the kernels.
 tool's log goes to OUT/TOOL.log; a summary table (tool, launches, errors, reference
 check, exit status) is printed last. Exits 1 unless every tool ran clean.
 
+synccheck runs twice. compute-sanitizer 2025.3.1 (CUDA 13) reports divergent warps at a
+__syncthreads() that no branch precedes in any kernel launched in more than about 30
+clusters of 16 blocks (scripts/synccheck_probe.py shows it on a branch-free kernel; H100,
+2026-11-23), so the first synccheck run leaves the kernels of clusters of 16 out
+(--kernel-name-exclude) and the second checks only them, over the same set with every row
+shape cut to 8 rows (few clusters at once). The second must compile every such kernel
+that the first ran, or its check says which it missed. The probe runs under synccheck
+too, with many clusters and with few, so the table shows whether the sanitizer at hand
+still has the fault.
+
 `--jobs J` cuts the set into J shares (sanitize_workload.py --part K/J) and runs them side
 by side, each its own sanitized process with its own log (OUT/TOOL.K.log), the compile
 run too; the summary adds up the shares. The full set under racecheck needs this to fit
@@ -31,9 +41,34 @@ from pathlib import Path
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 WORKLOAD = Path(__file__).resolve().parent / "sanitize_workload.py"
+PROBE = Path(__file__).resolve().parent / "synccheck_probe.py"
+BIG_CLUSTER = 16  # the cluster size synccheck misreports when many such clusters run (see above)
+FEW_ROWS = 8  # rows a shape in synccheck's run of the clusters of 16: 8 clusters at most (the probe: clean up to 24)
+PROBE_CLUSTERS = (132, 16)  # many (the fault shows), few (it does not)
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) error")
 _RACE_HAZARDS = re.compile(r"RACECHECK SUMMARY: (\d+) hazard")
 _TALLY = re.compile(r"launches (\d+) refused (\d+) failures (\d+)")
+_COMPILED = re.compile(r"^compiled: (.+)$", re.M)
+
+
+def big_cluster_templates() -> list[str]:
+    """The registry's cluster kernel templates, each with its _backward."""
+    sys.path.insert(0, str(WORKLOAD.parent.parent))
+    from cupysoftmax import variants as registry
+
+    names = sorted({v.cluster_template for v in registry.VARIANTS.values() if v.cluster_template})
+    return [f"{name}{suffix}" for name in names for suffix in ("", "_backward")]
+
+
+def big_cluster_regex() -> str:
+    """The mangled names of the cluster kernels of BIG_CLUSTER blocks (C, the last template argument)."""
+    return f"({'|'.join(big_cluster_templates())})I.*Li{BIG_CLUSTER}EEv"
+
+
+def is_big_cluster(expression: str) -> bool:
+    """A name expression (softmax_split_row_cluster<float, float, false, 8, 16>) of a BIG_CLUSTER kernel."""
+    template, _, args = expression.partition("<")
+    return template in big_cluster_templates() and args.endswith(f", {BIG_CLUSTER}>")
 
 
 def sanitizer() -> str:
@@ -64,13 +99,15 @@ def run_shares(command: list[str], workload: list[str], logs: list[Path], env: d
     return statuses
 
 
-def run_tool(tool: str, workload: list[str], jobs: int, out: Path, env: dict) -> dict:
-    """One sanitized run in jobs shares: logs out/TOOL.K.log, and the summary row over all shares."""
-    command = [sanitizer(), "--tool", tool, "--error-exitcode", "1", "--print-limit", "100"]
-    logs = [out / f"{tool}.{share}.log" for share in range(jobs)]
+def run_tool(label: str, tool: str, options: list[str], workload: list[str], jobs: int, out: Path,
+             env: dict) -> dict:
+    """One sanitized run in jobs shares: logs out/LABEL.K.log, and the summary row over all shares."""
+    command = [sanitizer(), "--tool", tool, "--error-exitcode", "1", "--print-limit", "100", *options]
+    logs = [out / f"{label}.{share}.log" for share in range(jobs)]
     statuses = run_shares(command, workload, logs, env)
     launches = errors = failures = 0
     unsummed = untallied = 0  # shares that printed no sanitizer summary, no workload tally (they died)
+    compiled = set()
     for log in logs:
         text = log.read_text()
         found = _ERRORS.findall(text) or _RACE_HAZARDS.findall(text)
@@ -80,13 +117,36 @@ def run_tool(tool: str, workload: list[str], jobs: int, out: Path, env: dict) ->
         errors += int(found[-1]) if found else 0
         launches += int(tally.group(1)) if tally else 0
         failures += int(tally.group(3)) if tally else 0
+        compiled |= set(_COMPILED.findall(text))
     return {
-        "tool": tool,
+        "tool": label,
         "launches": f"{launches}?" if untallied else launches,
         "errors": f"{errors}?" if unsummed else errors,
         "check": f"{untallied} untallied" if untallied else "ok" if failures == 0 else f"{failures} failed",
         "exit": max(statuses),
+        "compiled": compiled,
     }
+
+
+def run_probe(clusters: int, out: Path, env: dict) -> dict:
+    """synccheck_probe.py under synccheck: a control, not part of the verdict."""
+    log = out / f"probe-{clusters}.log"
+    command = [sanitizer(), "--tool", "synccheck", "--print-limit", "1", sys.executable, str(PROBE),
+               "--cluster", str(BIG_CLUSTER), "--clusters", str(clusters)]
+    with log.open("w") as f:
+        subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env)
+    found = _ERRORS.findall(log.read_text())
+    return {"tool": f"probe {clusters}x{BIG_CLUSTER}", "launches": 1, "errors": found[-1] if found else "?",
+            "check": "control", "exit": "-"}
+
+
+def runs(tool: str) -> list[tuple[str, list[str], list[str]]]:
+    """(label, sanitizer options, workload options) of each run of one tool."""
+    if tool != "synccheck":
+        return [(tool, [], [])]
+    regex = f"regex={big_cluster_regex()}"
+    return [("synccheck", ["--kernel-name-exclude", regex], []),
+            (f"synccheck-c{BIG_CLUSTER}", ["--kernel-name", regex], ["--rows-most", str(FEW_ROWS)])]
 
 
 def main(argv=None) -> int:
@@ -102,16 +162,28 @@ def main(argv=None) -> int:
         parser.error("--jobs needs at least 1")
     workload = [sys.executable, str(WORKLOAD), *(["--quick"] if args.quick else [])]
     compile_logs = [args.out / f"compile.{share}.log" for share in range(args.jobs)]
-    compiled = max(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache, unsanitized
-    print(f"unsanitized run (compiles every kernel): exit {compiled}, logs {args.out}/compile.*.log", flush=True)
-    rows = []
+    unsanitized = max(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache
+    print(f"unsanitized run (compiles every kernel): exit {unsanitized}, logs {args.out}/compile.*.log", flush=True)
+    rows, controls = [], []
     for tool in TOOLS if args.tool == "all" else (args.tool,):
-        rows.append(run_tool(tool, workload, args.jobs, args.out, env))
-        print(f"{tool}: exit {rows[-1]['exit']}", flush=True)
-    print(f"\n{'tool':<10} {'launches':>8} {'errors':>6}  {'check':<10} exit")
-    for row in rows:
-        print(f"{row['tool']:<10} {row['launches']:>8} {row['errors']:>6}  {row['check']:<10} {row['exit']}")
-    clean = compiled == 0 and all(row["exit"] == 0 and row["errors"] == 0 for row in rows)
+        first = None
+        for label, options, extra in runs(tool):
+            row = run_tool(label, tool, options, [*workload, *extra], args.jobs, args.out, env)
+            if first is None:
+                first = row
+            else:  # the clusters of 16 must all have run in this run too
+                missed = {e for e in first["compiled"] if is_big_cluster(e)} - row["compiled"]
+                row["check"] = f"missed {len(missed)}" if missed else row["check"]
+                for expression in sorted(missed):
+                    print(f"{label} did not run {expression}", flush=True)
+            rows.append(row)
+            print(f"{label}: exit {row['exit']}", flush=True)
+        if tool == "synccheck":
+            controls += [run_probe(clusters, args.out, env) for clusters in PROBE_CLUSTERS]
+    print(f"\n{'tool':<14} {'launches':>8} {'errors':>6}  {'check':<10} exit")
+    for row in rows + controls:
+        print(f"{row['tool']:<14} {row['launches']:>8} {row['errors']:>6}  {row['check']:<10} {row['exit']}")
+    clean = unsanitized == 0 and all(row["exit"] == 0 and row["errors"] == 0 and row["check"] == "ok" for row in rows)
     return 0 if clean else 1
 
 

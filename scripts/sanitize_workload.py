@@ -11,9 +11,11 @@ reference, so a clean sanitizer run also proves the results right.
 
 CuPy's memory pools are turned off before anything is allocated: every array is its own
 cudaMalloc, so a read past an array's end is not hidden in a pool block's slack.
-`--part K/N` runs the K-th of N shares (every N-th (variant, dtype) pair from the K-th), so that
+`--rows-most R` caps the rows of every row shape at R (few clusters at once: scripts/sanitize.py
+runs synccheck on the kernels of clusters of 16 so). `--part K/N` runs the K-th of N shares (every N-th (variant, dtype) pair from the K-th), so that
 scripts/sanitize.py can run the set as N sanitized processes side by side.
-Prints one line per failure, then `launches N refused N failures N unchecked N`; exits 1 on a failure.
+Prints one line per failure, a `compiled: NAME` line per instantiation it compiled, then
+`launches N refused N failures N unchecked N`; exits 1 on a failure.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ cupy.cuda.set_pinned_memory_allocator(None)
 import numpy  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, reference  # noqa: E402
+from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, loader, reference  # noqa: E402
 from cupysoftmax import variants as registry  # noqa: E402
 
 MASKED = "softmax_scale_where"
@@ -140,7 +142,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="float32 and bfloat16, the shapes marked quick")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--part", type=part, default=(0, 1), help="K/N: the K-th of N shares of the set")
+    parser.add_argument("--rows-most", type=int, default=None, help="at most this many rows a row shape")
     args = parser.parse_args(argv)
+    if args.rows_most is not None and args.rows_most < 1:
+        parser.error("--rows-most needs at least 1")
     rng = numpy.random.default_rng(args.seed)
     types = [dtypes.BFLOAT16, dtypes.FLOAT32] if args.quick else list(dtypes.SUPPORTED)
     pairs = [(variant, v, dtype) for variant, v in registry.VARIANTS.items() for dtype in types]
@@ -150,11 +155,13 @@ def main(argv=None) -> int:
         if v.layout == registry.ROWS:
             for name, m, n, quick in ROW_SHAPES:
                 for layout in LAYOUTS if quick or not args.quick else ():
-                    rows(tally, rng, variant, dtype, name, m, n, layout)
+                    rows(tally, rng, variant, dtype, name, min(m, args.rows_most or m), n, layout)
         for name, shape, axis, quick, skipped in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
             if quick or not args.quick:
                 columns(tally, rng, variant, dtype, name, shape, axis, skipped)
     cupy.cuda.Device().synchronize()
+    for expression in loader.loaded_expressions():
+        print(f"compiled: {expression}")
     print(f"launches {tally.launches} refused {tally.refused} failures {tally.failures} "
           f"unchecked {tally.unchecked}", flush=True)
     return 1 if tally.failures else 0
