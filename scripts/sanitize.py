@@ -27,7 +27,7 @@ by side, each its own sanitized process with its own log (OUT/TOOL.K.log), the c
 run too; the summary adds up the shares. The full set under racecheck needs this to fit
 in a few minutes.
 
-    python3 scripts/sanitize.py --out sanitize-logs [--tool memcheck] [--quick] [--jobs 4]
+    python3 scripts/sanitize.py --out sanitize-logs [--tool memcheck initcheck] [--quick] [--jobs 4]
 """
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def runs(tool: str) -> list[tuple[str, list[str], list[str]]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tool", choices=(*TOOLS, "all"), default="all")
+    parser.add_argument("--tool", choices=(*TOOLS, "all"), nargs="+", default=["all"], help="one or more")
     parser.add_argument("--quick", action="store_true", help="float32 and bfloat16 and the quick shapes only")
     parser.add_argument("--out", type=Path, default=Path("sanitize-logs"), help="folder for the logs")
     parser.add_argument("--jobs", type=int, default=1, help="shares of the set run side by side")
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
     unsanitized = max(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache
     print(f"unsanitized run (compiles every kernel): exit {unsanitized}, logs {args.out}/compile.*.log", flush=True)
     rows, controls = [], []
-    for tool in TOOLS if args.tool == "all" else (args.tool,):
+    for tool in TOOLS if "all" in args.tool else args.tool:
         first = None
         for label, options, extra in runs(tool):
             row = run_tool(label, tool, options, [*workload, *extra], args.jobs, args.out, env)
