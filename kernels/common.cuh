@@ -784,7 +784,6 @@ template <int C> struct RowTree {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         v = level(v);
         if (lane == 0) warps[parity][warp] = v;
-        __syncwarp();  // the warp whole at the (aligned) barrier below after its lane 0's store (see below)
         if constexpr (C == 1) {
             __syncthreads();
             return level(lane < static_cast<int>(blockDim.x >> 5) ? warps[parity][lane] : identity);
@@ -793,11 +792,6 @@ template <int C> struct RowTree {
             const V g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);
             if (count == 1) return g;  // the row's
             if (lane == 0 && warp < count) groups[parity][warp] = g;
-            // The warp whole again before the block barrier: synccheck found it
-            // divergent there (H100, 2026-11-23, at 623e476: float64 gradients,
-            // 132 x 50257, (4, 16) with 416 threads), after this store and the
-            // loads only some lanes take above.
-            __syncwarp();
             __syncthreads();
             return level(lane < count ? groups[parity][lane] : identity);
         }
