@@ -5,8 +5,9 @@ __syncthreads(), and reads a neighbouring warp's value; there is no branch, no c
 barrier and no distributed shared memory, so every warp is whole at the barrier. Yet
 compute-sanitizer 2025.3.1 (CUDA 13) synccheck reports "Barrier error detected. Divergent
 thread(s) in warp" at that __syncthreads() once enough clusters of 12 or 16 blocks are
-launched (H100, 2026-11-23: 33 or more clusters of 16, 132 of 12), and none with 24 clusters
-of 16 or fewer, 132 clusters of 9 or 10, or 264 of 8. sanitize.py runs this probe under
+launched (H100, 2026-11-23: 352 errors at 132 clusters of 16, none at 16; a first version
+with 416 threads: 33, 66 and 132 clusters of 16 and 132 of 12 reported, 16 and 24 clusters
+of 16, 132 of 9 or 10 and 264 of 8 did not). sanitize.py runs this probe under
 synccheck to show whether the sanitizer at hand has that fault, and keeps kernels of
 clusters of 16 out of its many-row synccheck run (see there).
 
