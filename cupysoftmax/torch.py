@@ -35,8 +35,18 @@ def _on_torch_stream(fn, *tensors):
         raise TypeError("cupysoftmax.torch works on CUDA tensors; got a tensor on "
                         f"{next(t.device for t in tensors if not t.is_cuda)}")
     device = tensors[0].device
-    with cupy.cuda.Device(device.index), cupy.cuda.ExternalStream(torch.cuda.current_stream(device).cuda_stream):
+    with cupy.cuda.Device(device.index), _as_cupy_stream(torch.cuda.current_stream(device)):
         return torch.from_dlpack(fn(*(cupy.from_dlpack(t.detach()) for t in tensors)))
+
+
+def _as_cupy_stream(stream):
+    """A torch stream as a CuPy one: through the CUDA stream protocol where torch's stream has it (CuPy 14
+    deprecates ExternalStream for it), else through its handle."""
+    import cupy
+
+    if hasattr(stream, "__cuda_stream__"):
+        return cupy.cuda.Stream.from_external(stream)
+    return cupy.cuda.ExternalStream(stream.cuda_stream, stream.device.index)
 
 
 def _differentiable(forward, backward, name):

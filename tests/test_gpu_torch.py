@@ -1,6 +1,8 @@
 """cupysoftmax.torch on the GPU: forward and gradient against torch's own, and finite differences in float64."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -84,6 +86,16 @@ def test_work_runs_on_torchs_current_stream(generator):
         torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
     stream.synchronize()
     assert seen == [stream.cuda_stream]
+
+
+def test_torchs_stream_crosses_without_deprecated_calls(generator):
+    """Where torch's stream speaks the CUDA stream protocol, no ExternalStream (deprecated in CuPy 14)."""
+    if not hasattr(torch.cuda.current_stream(), "__cuda_stream__"):
+        pytest.skip(f"torch {torch.__version__}'s streams have no __cuda_stream__: ExternalStream is the way")
+    x = torch.randn((8, 1000), device="cuda", generator=generator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        torch.testing.assert_close(cst.softmax(x, -1), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
 
 def test_cpu_tensors_are_refused():
