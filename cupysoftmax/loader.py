@@ -81,9 +81,10 @@ def function(variant_name: str, pair, knobs: tuple, device_id: int, op: str = re
     return kernel
 
 
-def loaded_expressions() -> list[str]:
-    """The name expressions of every instantiation compiled so far in this process (any device), sorted."""
-    return sorted({registry.get(variant).name_expression(pair, knobs, op) for _, variant, pair, knobs, op in list(_kernels)})
+def loaded() -> dict[int, str]:
+    """id(kernel) -> its name expression, for every kernel this process has compiled (any device)."""
+    return {id(kernel): registry.get(variant).name_expression(pair, knobs, op)
+            for (_, variant, pair, knobs, op), kernel in list(_kernels.items())}
 
 
 def _compile(variant_name, pair, knobs, device_id, op):

@@ -17,10 +17,12 @@ __syncthreads() that no branch precedes in any kernel launched in more than abou
 clusters of 16 blocks (scripts/synccheck_probe.py shows it on a branch-free kernel; H100,
 2026-11-23), so the first synccheck run leaves the kernels of clusters of 16 out
 (--kernel-name-exclude) and the second checks only them, over the same set with every row
-shape cut to 8 rows (few clusters at once). The second must compile every such kernel
-that the first ran, or its check says which it missed. The probe runs under synccheck
-too, with many clusters and with few, so the table shows whether the sanitizer at hand
-still has the fault.
+shape cut to 8 rows (8 clusters at once; the column shapes are left as they are). The
+second must launch every such kernel that the first launched (the workload lists what it
+launched), or its check says which it missed. The probe runs under synccheck too, with many
+clusters and with few, through the second run's kind of filter with the probe's name
+added: errors with many clusters show both that the sanitizer at hand still has the fault
+and that the filter picks kernels.
 
 `--jobs J` cuts the set into J shares (sanitize_workload.py --part K/J) and runs them side
 by side, each its own sanitized process with its own log (OUT/TOOL.K.log), the compile
@@ -32,6 +34,7 @@ in a few minutes.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shutil
@@ -43,26 +46,27 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 WORKLOAD = Path(__file__).resolve().parent / "sanitize_workload.py"
 PROBE = Path(__file__).resolve().parent / "synccheck_probe.py"
 BIG_CLUSTER = 16  # the cluster size synccheck misreports when many such clusters run (see above)
-FEW_ROWS = 8  # rows a shape in synccheck's run of the clusters of 16: 8 clusters at most (the probe: clean up to 24)
+FEW_ROWS = 8  # rows a row shape in synccheck's run of the clusters of 16: 8 clusters (the probe: clean up to 24)
 PROBE_CLUSTERS = (132, 16)  # many (the fault shows), few (it does not)
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) error")
 _RACE_HAZARDS = re.compile(r"RACECHECK SUMMARY: (\d+) hazard")
 _TALLY = re.compile(r"launches (\d+) refused (\d+) failures (\d+)")
-_COMPILED = re.compile(r"^compiled: (.+)$", re.M)
+_LAUNCHED = re.compile(r"^launched: (.+)$", re.M)
 
 
-def big_cluster_templates() -> list[str]:
+@functools.lru_cache(maxsize=None)
+def big_cluster_templates() -> tuple[str, ...]:
     """The registry's cluster kernel templates, each with its _backward."""
     sys.path.insert(0, str(WORKLOAD.parent.parent))
     from cupysoftmax import variants as registry
 
     names = sorted({v.cluster_template for v in registry.VARIANTS.values() if v.cluster_template})
-    return [f"{name}{suffix}" for name in names for suffix in ("", "_backward")]
+    return tuple(f"{name}{suffix}" for name in names for suffix in ("", "_backward"))
 
 
-def big_cluster_regex() -> str:
-    """The mangled names of the cluster kernels of BIG_CLUSTER blocks (C, the last template argument)."""
-    return f"({'|'.join(big_cluster_templates())})I.*Li{BIG_CLUSTER}EEv"
+def big_cluster_regex(templates=()) -> str:
+    """The mangled names of the cluster kernels (and `templates`) of BIG_CLUSTER blocks (C, the last template argument)."""
+    return f"({'|'.join((*big_cluster_templates(), *templates))})I.*Li{BIG_CLUSTER}EEv"
 
 
 def is_big_cluster(expression: str) -> bool:
@@ -99,6 +103,11 @@ def run_shares(command: list[str], workload: list[str], logs: list[Path], env: d
     return statuses
 
 
+def worst(statuses: list[int]) -> int:
+    """The first non-zero exit status (a signal's is negative), else 0."""
+    return next((status for status in statuses if status), 0)
+
+
 def run_tool(label: str, tool: str, options: list[str], workload: list[str], jobs: int, out: Path,
              env: dict) -> dict:
     """One sanitized run in jobs shares: logs out/LABEL.K.log, and the summary row over all shares."""
@@ -107,7 +116,7 @@ def run_tool(label: str, tool: str, options: list[str], workload: list[str], job
     statuses = run_shares(command, workload, logs, env)
     launches = errors = failures = 0
     unsummed = untallied = 0  # shares that printed no sanitizer summary, no workload tally (they died)
-    compiled = set()
+    launched = set()
     for log in logs:
         text = log.read_text()
         found = _ERRORS.findall(text) or _RACE_HAZARDS.findall(text)
@@ -117,27 +126,30 @@ def run_tool(label: str, tool: str, options: list[str], workload: list[str], job
         errors += int(found[-1]) if found else 0
         launches += int(tally.group(1)) if tally else 0
         failures += int(tally.group(3)) if tally else 0
-        compiled |= set(_COMPILED.findall(text))
+        launched |= set(_LAUNCHED.findall(text))
     return {
         "tool": label,
         "launches": f"{launches}?" if untallied else launches,
         "errors": f"{errors}?" if unsummed else errors,
         "check": f"{untallied} untallied" if untallied else "ok" if failures == 0 else f"{failures} failed",
-        "exit": max(statuses),
-        "compiled": compiled,
+        "exit": worst(statuses),
+        "launched": launched,
     }
 
 
 def run_probe(clusters: int, out: Path, env: dict) -> dict:
-    """synccheck_probe.py under synccheck: a control, not part of the verdict."""
+    """synccheck_probe.py under synccheck, through the cluster-of-16 filter with the probe added: a control,
+    not part of the verdict."""
     log = out / f"probe-{clusters}.log"
-    command = [sanitizer(), "--tool", "synccheck", "--print-limit", "1", sys.executable, str(PROBE),
+    command = [sanitizer(), "--tool", "synccheck", "--print-limit", "1",
+               "--kernel-name", f"regex={big_cluster_regex(('probe',))}", sys.executable, str(PROBE),
                "--cluster", str(BIG_CLUSTER), "--clusters", str(clusters)]
     with log.open("w") as f:
-        subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env)
-    found = _ERRORS.findall(log.read_text())
+        status = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+    text = log.read_text()
+    found = _ERRORS.findall(text)
     return {"tool": f"probe {clusters}x{BIG_CLUSTER}", "launches": 1, "errors": found[-1] if found else "?",
-            "check": "control", "exit": "-"}
+            "check": "control" if "right" in text else "ran wrong", "exit": status}
 
 
 def runs(tool: str) -> list[tuple[str, list[str], list[str]]]:
@@ -162,18 +174,18 @@ def main(argv=None) -> int:
         parser.error("--jobs needs at least 1")
     workload = [sys.executable, str(WORKLOAD), *(["--quick"] if args.quick else [])]
     compile_logs = [args.out / f"compile.{share}.log" for share in range(args.jobs)]
-    unsanitized = max(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache
+    unsanitized = worst(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache
     print(f"unsanitized run (compiles every kernel): exit {unsanitized}, logs {args.out}/compile.*.log", flush=True)
     rows, controls = [], []
-    for tool in TOOLS if "all" in args.tool else args.tool:
+    for tool in TOOLS if "all" in args.tool else dict.fromkeys(args.tool):
         first = None
         for label, options, extra in runs(tool):
             row = run_tool(label, tool, options, [*workload, *extra], args.jobs, args.out, env)
             if first is None:
                 first = row
             else:  # the clusters of 16 must all have run in this run too
-                missed = {e for e in first["compiled"] if is_big_cluster(e)} - row["compiled"]
-                row["check"] = f"missed {len(missed)}" if missed else row["check"]
+                missed = {e for e in first["launched"] if is_big_cluster(e)} - row["launched"]
+                row["check"] = f"{row['check']}, missed {len(missed)}" if missed else row["check"]
                 for expression in sorted(missed):
                     print(f"{label} did not run {expression}", flush=True)
             rows.append(row)

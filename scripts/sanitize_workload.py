@@ -14,7 +14,7 @@ cudaMalloc, so a read past an array's end is not hidden in a pool block's slack.
 `--rows-most R` caps the rows of every row shape at R (few clusters at once: scripts/sanitize.py
 runs synccheck on the kernels of clusters of 16 so). `--part K/N` runs the K-th of N shares (every N-th (variant, dtype) pair from the K-th), so that
 scripts/sanitize.py can run the set as N sanitized processes side by side.
-Prints one line per failure, a `compiled: NAME` line per instantiation it compiled, then
+Prints one line per failure, a `launched: NAME` line per kernel it launched (name expressions), then
 `launches N refused N failures N unchecked N`; exits 1 on a failure.
 """
 from __future__ import annotations
@@ -35,6 +35,15 @@ from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, loader, refer
 from cupysoftmax import variants as registry  # noqa: E402
 
 MASKED = "softmax_scale_where"
+LAUNCHED: set[int] = set()  # id() of every kernel api.run launched (the planner also compiles kernels it only weighs)
+
+
+def _run_and_record(kernel, launch, args, _run=api.run):
+    LAUNCHED.add(id(kernel))
+    _run(kernel, launch, args)
+
+
+api.run = _run_and_record  # every launch goes through api.run (a remembered call replays a kernel it launched)
 FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
 # (name of the path on the H100, M, N, in --quick): rows over the last axis, float32 chunk counts
@@ -160,8 +169,9 @@ def main(argv=None) -> int:
             if quick or not args.quick:
                 columns(tally, rng, variant, dtype, name, shape, axis, skipped)
     cupy.cuda.Device().synchronize()
-    for expression in loader.loaded_expressions():
-        print(f"compiled: {expression}")
+    names = loader.loaded()
+    for expression in sorted({names[k] for k in LAUNCHED}):
+        print(f"launched: {expression}")
     print(f"launches {tally.launches} refused {tally.refused} failures {tally.failures} "
           f"unchecked {tally.unchecked}", flush=True)
     return 1 if tally.failures else 0
