@@ -123,6 +123,7 @@ class BuildReport:
     arch: str
     variant: str
     expression: str
+    mangled: str  # the kernel's symbol, as tools that filter by kernel name see it
     registers: int
     spill_stores: int
     spill_loads: int
@@ -156,7 +157,8 @@ def build(arch: str) -> tuple[BuildReport, ...]:
         by_mangled = _parse_ptxas(log)
         for expression in expressions:
             r = by_mangled[lowered[expression]]
-            reports.append(BuildReport(arch=arch, variant=variant.name, expression=expression, **r))
+            reports.append(BuildReport(arch=arch, variant=variant.name, expression=expression,
+                                       mangled=lowered[expression], **r))
     return tuple(reports)
 
 
