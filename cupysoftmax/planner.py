@@ -268,6 +268,11 @@ def _round_up(a: int, b: int) -> int:
     return _ceil_div(a, b) * b
 
 
+def _block_most(kernel) -> int:
+    """The most threads a block of `kernel` takes in whole warps (at most 1024)."""
+    return min(1024, kernel.max_threads // 32 * 32)
+
+
 def check_takes_options(v: registry.Variant, op: str) -> None:
     """UnsuitableVariant unless `v` takes scale= and where= (its registry entry's `fused`)."""
     if not v.fused:
@@ -495,19 +500,13 @@ class Planner:
         """split_row: the row's threads T, chunks a thread K and S from the row alone (_split_layout), then the
         cluster size C that cuts T into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
         chunks = self._chunks(n, pair, aligned)
-        k, threads, extra, clusters = self._split_layout(v, n, chunks, pair, facts, op)
-        launches = []
-        for c in sorted({c for _, c in v.knobs if c == 1 or clusters}):
-            kernel = facts(v.name, (k, c))
-            block = threads // c
-            smem = (extra or 0) * block * 16
-            if (threads % (32 * c) == 0 and block <= min(1024, kernel.max_threads // 32 * 32)
-                    and self.blocks_per_sm(block, kernel, smem) > 0):
-                launches.append(self._cluster_launch(v, m, c, k, block, extra))
+        k, threads, extra, sizes = self._split_layout(v, n, chunks, pair, facts, op)
+        launches = [self._cluster_launch(v, m, c, k, block, extra)
+                    for c, block in self.split_cuts(v, k, threads, extra, sizes, facts)]
         if not launches:  # the layout's own C serves by construction; a guard should the kernels' limits differ
             raise UnsuitableVariant(f"{v.name}: no cluster size cuts a row of {n} {pair[0].name} into blocks "
                                     f"its kernels launch ({threads} threads a row, {k} chunks a thread)")
-        if clusters and m >= SPLIT_BLOCK_ROWS:
+        if sizes[-1] > 1 and m >= SPLIT_BLOCK_ROWS:
             # Many rows on clusters: launches that leave room for more blocks an SM, where any do
             resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem)
                         for launch in launches}
@@ -521,9 +520,20 @@ class Planner:
                     break
         return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
 
+    def split_cuts(self, v, k, threads, extra, sizes, facts):
+        """(C, blockDim.x) for each C of `sizes` that cuts a row's `threads` into blocks of whole warps that its
+        kernel launches and an SM holds (with `extra` chunks a thread in shared memory, None for none)."""
+        for c in sizes:
+            kernel = facts(v.name, (k, c))
+            block = threads // c
+            if (threads % (32 * c) == 0 and block <= _block_most(kernel)
+                    and self.blocks_per_sm(block, kernel, (extra or 0) * block * 16) > 0):
+                yield c, block
+
     def _split_layout(self, v, n, chunks, pair, facts, op) -> tuple:
-        """(K, T, S, clusters): split_row's chunks a thread in registers, the row's threads (over a cluster's
-        blocks), the chunks a thread in shared memory (None for the gradients), and whether C may pass 1.
+        """(K, T, S, sizes): split_row's chunks a thread in registers, the row's threads (over a cluster's
+        blocks), the chunks a thread in shared memory (None for the gradients), and the cluster sizes that may
+        serve (1 alone where C may not pass 1).
 
         The launch for as many rows as SMs: the smallest C that holds the row (K from SPLIT_ITEMS; one block
         with a shared-memory part before any cluster); the gradients, on rows that take clusters,
@@ -559,9 +569,9 @@ class Planner:
         k, c = first.knobs
         threads = c * first.block
         rounded = _round_up(threads, 32 * max(sizes))
-        if clusters and rounded // c <= min(1024, facts(v.name, (k, c)).max_threads // 32 * 32):
+        if clusters and rounded // c <= _block_most(facts(v.name, (k, c))):
             threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
-        return k, threads, (int(first.args[0]) if first.args else None), clusters
+        return k, threads, (int(first.args[0]) if first.args else None), sizes
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks
@@ -592,7 +602,7 @@ class Planner:
         items = lookup(SPLIT_ITEMS, chunks) if items is None else items
         for k in sorted({k for k, _ in v.knobs if k >= items}):
             kernel = facts(v.name, (k, c))
-            most = min(1024, kernel.max_threads // 32 * 32)
+            most = _block_most(kernel)
             threads = _round_up(_ceil_div(chunks, k), 32)
             if threads <= most:
                 return self._cluster_launch(v, m, c, k, threads, None if backward else 0)
@@ -606,7 +616,7 @@ class Planner:
             return None
         k = max(k for k, _ in v.knobs)
         kernel = facts(v.name, (k, c))
-        threads = min(1024, kernel.max_threads // 32 * 32)
+        threads = _block_most(kernel)
         extra = _ceil_div(chunks, threads) - k
         if extra * threads * 16 > self.device.smem_per_block_optin - kernel.static_smem:
             return None

@@ -51,13 +51,11 @@ def candidates(planner, m, n, pair, facts):
     # that whole warps allow: the launches it chooses among by the number of rows.
     v = VARIANTS["split_row"]
     try:
-        k, threads, extra, clusters = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
+        k, threads, extra, sizes = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
     except UnsuitableVariant:
         return
-    for c in sorted({c for _, c in v.knobs if c == 1 or clusters}):
-        block = threads // c
-        if threads % (32 * c) == 0 and block <= min(1024, facts("split_row", (k, c)).max_threads // 32 * 32):
-            yield Launch("split_row", (k, c), m * c, block, (extra or 0) * block * 16, (numpy.int32(extra or 0),))
+    for c, block in planner.split_cuts(v, k, threads, extra, sizes, facts):
+        yield Launch("split_row", (k, c), m * c, block, (extra or 0) * block * 16, (numpy.int32(extra or 0),))
 
 
 class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
