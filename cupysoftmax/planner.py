@@ -120,6 +120,25 @@ SPLIT_BLOCKS_PER_SM = 2
 # 1 x 4096 at C = 1 6.5 us, best cluster 7.7; 8 x 8192 7.3 against 8.2;
 # 8 x 16384 (4096 chunks) 8.7 against 8.7; 8 x 32000 11.0 against 9.5.
 SPLIT_CLUSTER_MIN_CHUNKS = 4096
+# Rows whose launch for many rows is one block with a shared-memory part,
+# where clusters may serve fewer rows: a thread of that block folds
+# SPLIT_FOLD logical threads of the row, and the launches on clusters give
+# each logical thread a thread of its own with at most SPLIT_FOLD_ITEMS
+# chunks, in registers (rows past that, and float64 rows, do not fold: the
+# cluster kernels compile their `again` path for K <= 4 in float alone). The
+# row's tree follows its logical threads (kernels/split_row.cu), so few rows
+# spread over four times the threads of one block without changing a row's
+# bits. H100, 2026-11-23, scripts/ab_trees.py (docs/perf/split-row-folds-h100.txt),
+# auto without folds -> with: 8 x 128256 bfloat16 40% -> 57% of copy, 1 x
+# 50257 float32 46% -> 55%, 1 x 65536 float32 42% -> 54%; many rows 8192 x
+# 50257 float32 97% -> 97%, 4096 x 65536 98% -> 97%, 128 x 128256 bfloat16
+# 71% -> 67-68%. Folding the layouts in registers alone (R = 2, 1024
+# threads) bought few rows 0-6 points (1 x 32000 float32 54% -> 55%, 8 x
+# 50257 bfloat16 47% -> 53%) for 3-5 points on many (8192 x 50257 bfloat16
+# 98% -> 93-95%, 128 x 32000 float32 81% -> 78%); R = 8 spills (sm_90, 64
+# registers for 1024 threads).
+SPLIT_FOLD = 4
+SPLIT_FOLD_ITEMS = 4
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
@@ -247,6 +266,24 @@ class Launch:
     args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
     workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
+
+
+@dataclass(frozen=True)
+class SplitLayout:
+    """split_row's layout of a row, fixed by the row alone (batch invariance: kernels/split_row.cu)."""
+
+    k: int  # chunks a thread holds in registers in the launch for many rows
+    threads: int  # that launch's threads a row (C x blockDim.x)
+    extra: int | None  # chunks a thread keeps in shared memory there; None for the gradients (no S)
+    sizes: tuple  # the cluster sizes that may serve
+    fold: int = 1  # R: the logical threads a thread of that launch stands for (one block only)
+    few_k: int = 0  # with R > 1: K of the launches on clusters, one thread per logical thread
+
+    def cut(self, c: int) -> tuple:
+        """(knobs, the row's threads, S) of the launch on clusters of c blocks."""
+        if self.fold == 1 or c == 1:
+            return (self.k, self.fold, c), self.threads, self.extra
+        return (self.few_k, 1, c), self.threads * self.fold, 0
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -497,54 +534,55 @@ class Planner:
         return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
-        """split_row: the row's threads T, chunks a thread K and S from the row alone (_split_layout), then the
-        cluster size C that cuts T into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
+        """split_row: the row's layout from the row alone (_split_layout), then the cluster size C that cuts
+        it into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
         chunks = self._chunks(n, pair, aligned)
-        k, threads, extra, sizes = self._split_layout(v, n, chunks, pair, facts, op)
-        launches = [self._cluster_launch(v, m, c, k, block, extra)
-                    for c, block in self.split_cuts(v, k, threads, extra, sizes, facts)]
+        layout = self._split_layout(v, n, chunks, pair, facts, op)
+        launches = [self._cluster_launch(v, m, knobs, block, extra, again=layout.fold > 1 and knobs[-1] > 1)
+                    for knobs, block, extra in self.split_cuts(v, layout, facts)]
         if not launches:  # the layout's own C serves by construction; a guard should the kernels' limits differ
             raise UnsuitableVariant(f"{v.name}: no cluster size cuts a row of {n} {pair[0].name} into blocks "
-                                    f"its kernels launch ({threads} threads a row, {k} chunks a thread)")
-        if sizes[-1] > 1 and m >= SPLIT_BLOCK_ROWS:
+                                    f"its kernels launch ({layout.threads} threads a row, {layout.k} chunks a thread)")
+        if layout.sizes[-1] > 1 and m >= SPLIT_BLOCK_ROWS:
             # Many rows on clusters: launches that leave room for more blocks an SM, where any do
             resident = {launch: self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem)
                         for launch in launches}
             if op in registry.BACKWARD:
-                floors = (BACKWARD_BLOCKS_PER_SM, BACKWARD_MIN_BLOCKS_PER_SM) if k == BACKWARD_ITEMS else ()
+                floors = (BACKWARD_BLOCKS_PER_SM, BACKWARD_MIN_BLOCKS_PER_SM) if layout.k == BACKWARD_ITEMS else ()
             else:
-                floors = () if any(launch.knobs[1] == 1 for launch in launches) else (SPLIT_BLOCKS_PER_SM,)
+                floors = () if any(launch.knobs[-1] == 1 for launch in launches) else (SPLIT_BLOCKS_PER_SM,)
             for floor in floors:
                 if roomy := [launch for launch in launches if resident[launch] >= floor]:
                     launches = roomy
                     break
         return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
 
-    def split_cuts(self, v, k, threads, extra, sizes, facts):
-        """(C, blockDim.x) for each C of `sizes` that cuts a row's `threads` into blocks of whole warps that its
-        kernel launches and an SM holds (with `extra` chunks a thread in shared memory, None for none)."""
-        for c in sizes:
-            kernel = facts(v.name, (k, c))
+    def split_cuts(self, v, layout: SplitLayout, facts):
+        """(knobs, blockDim.x, S) for each C of the layout's sizes that cuts its row into blocks of whole warps
+        that its kernel launches and an SM holds."""
+        for c in layout.sizes:
+            knobs, threads, extra = layout.cut(c)
+            kernel = facts(v.name, knobs)
             block = threads // c
             if (threads % (32 * c) == 0 and block <= _block_most(kernel)
                     and self.blocks_per_sm(block, kernel, (extra or 0) * block * 16) > 0):
-                yield c, block
+                yield knobs, block, extra
 
-    def _split_layout(self, v, n, chunks, pair, facts, op) -> tuple:
-        """(K, T, S, sizes): split_row's chunks a thread in registers, the row's threads (over a cluster's
-        blocks), the chunks a thread in shared memory (None for the gradients), and the cluster sizes that may
-        serve (1 alone where C may not pass 1).
+    def _split_layout(self, v, n, chunks, pair, facts, op) -> SplitLayout:
+        """split_row's layout of a row: the chunks a thread keeps in registers (K) and in shared memory (S,
+        None for the gradients), the row's threads, the cluster sizes that may serve (1 alone where C may
+        not pass 1), and the fold.
 
         The launch for as many rows as SMs: the smallest C that holds the row (K from SPLIT_ITEMS; one block
         with a shared-memory part before any cluster); the gradients, on rows that take clusters,
         BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
         up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
-        block would then pass what its kernel launches.
+        block would then pass what its kernel launches; a one-block layout then folds (SPLIT_FOLD).
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
-        sizes = sorted({c for _, c in v.knobs if c == 1 or clusters})
+        sizes = sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] == 1 or clusters})
 
         def holding(sizes):  # the smallest C first
             return [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
@@ -556,7 +594,7 @@ class Planner:
         if not layouts and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
             # registers (a half-precision row of 3329 chunks at 151 registers a thread)
-            clusters, sizes = True, sorted({c for _, c in v.knobs})
+            clusters, sizes = True, sorted({knobs[-1] for knobs in v.knob_sets(op)})
             layouts = holding(sizes)
         if not layouts:
             where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
@@ -566,12 +604,20 @@ class Planner:
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
         first = layouts[0]
-        k, c = first.knobs
+        k, _, c = first.knobs
         threads = c * first.block
         rounded = _round_up(threads, 32 * max(sizes))
-        if clusters and rounded // c <= _block_most(facts(v.name, (k, c))):
+        if clusters and rounded // c <= _block_most(facts(v.name, first.knobs)):
             threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
-        return k, threads, (int(first.args[0]) if first.args else None), sizes
+        extra = int(first.args[0]) if first.args else None
+        layout = SplitLayout(k, threads, extra, tuple(sizes))
+        if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
+            return layout  # see SPLIT_FOLD
+        few = [kk for kk, r, cc in v.knob_sets(op)
+               if r == 1 and cc > 1 and kk <= SPLIT_FOLD_ITEMS and kk * threads * SPLIT_FOLD >= chunks]
+        if few and threads <= _block_most(facts(v.name, (k, SPLIT_FOLD, 1))):
+            return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
+        return layout
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks
@@ -585,7 +631,7 @@ class Planner:
 
     def _cluster_rank(self, m, launch, facts):
         """Smaller is better (see SPLIT_ROWS_PER_SM and SPLIT_BLOCK_ROWS)."""
-        c = launch.knobs[1]
+        c = launch.knobs[-1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
         if m >= SPLIT_BLOCK_ROWS and c == 1:
@@ -600,12 +646,12 @@ class Planner:
         """
         backward = op in registry.BACKWARD
         items = lookup(SPLIT_ITEMS, chunks) if items is None else items
-        for k in sorted({k for k, _ in v.knobs if k >= items}):
-            kernel = facts(v.name, (k, c))
+        for k in sorted({k for k, r, _ in v.knob_sets(op) if k >= items and r == 1}):
+            kernel = facts(v.name, (k, 1, c))
             most = _block_most(kernel)
             threads = _round_up(_ceil_div(chunks, k), 32)
             if threads <= most:
-                return self._cluster_launch(v, m, c, k, threads, None if backward else 0)
+                return self._cluster_launch(v, m, (k, 1, c), threads, None if backward else 0)
         # Registers full: the rest of the slice goes to shared memory, in the
         # layout of one block per row only (fewer rows then cut that block's
         # threads and part over a cluster: _row_over_cluster). A layout of
@@ -614,23 +660,25 @@ class Planner:
         # 56% (H100, 2026-11-22, two_pass then two launches; 64% now).
         if c > 1 or backward:
             return None
-        k = max(k for k, _ in v.knobs)
-        kernel = facts(v.name, (k, c))
+        k = max(k for k, _, _ in v.knobs)
+        kernel = facts(v.name, (k, 1, c))
         threads = _block_most(kernel)
         extra = _ceil_div(chunks, threads) - k
         if extra * threads * 16 > self.device.smem_per_block_optin - kernel.static_smem:
             return None
-        return self._cluster_launch(v, m, c, k, threads, extra)
+        return self._cluster_launch(v, m, (k, 1, c), threads, extra)
 
-    def _cluster_launch(self, v, m, c, k, threads, extra) -> Launch:
-        """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S."""
+    def _cluster_launch(self, v, m, knobs, threads, extra, again: bool = False) -> Launch:
+        """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S;
+        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout)."""
+        c = knobs[-1]
         # One cluster per row (the kernel loops only past the grid limit): how
         # many clusters fit at once depends on how the GPU groups its SMs, so a
         # persistent grid sized from an estimate could leave a late tail.
         grid = min(m, MAX_GRID // c) * c
         if extra is None:
-            return Launch(v.name, (k, c), grid, threads, 0)
-        return Launch(v.name, (k, c), grid, threads, extra * threads * 16, (numpy.int32(extra),))
+            return Launch(v.name, knobs, grid, threads, 0)
+        return Launch(v.name, knobs, grid, threads, extra * threads * 16, (numpy.int32(extra), numpy.int32(again)))
 
     def _row_in_two_passes(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)

@@ -51,6 +51,10 @@ class Variant:
     # there to compare softmax kernels, compute softmax only. A variant with
     # the backward ops has `<template>_backward` kernels (y, dy, dx), same knobs.
     ops: tuple[str, ...] = (SOFTMAX,)
+    # The knob sets the backward kernels compile where not all of `knobs` (None: all).
+    backward_knobs: tuple[tuple[int, ...], ...] | None = None
+    # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds).
+    cluster_only: tuple[tuple[int, ...], ...] = ()
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
@@ -58,8 +62,12 @@ class Variant:
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
         """Every (dtype pair, knobs, op) compiled for a device of compute capability `cc`."""
-        knob_sets = [k for k in self.knobs if cc >= (9, 0) or not self.clustered(k)] or [()]
-        return [(pair, knobs, op) for op in self.ops for pair in op_pairs(op) for knobs in knob_sets]
+        return [(pair, knobs, op) for op in self.ops for pair in op_pairs(op) for knobs in self.knob_sets(op, cc)]
+
+    def knob_sets(self, op: str = SOFTMAX, cc: tuple[int, int] = (9, 0)) -> list[tuple[int, ...]]:
+        """The knob sets compiled for `op` on a device of compute capability `cc`."""
+        knobs = self.backward_knobs if op in BACKWARD and self.backward_knobs is not None else self.knobs
+        return [k for k in knobs if cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only)] or [()]
 
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
@@ -74,6 +82,9 @@ class Variant:
         args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *log, *map(str, knobs)]
         return f"{template}<{', '.join(args)}>"
 
+
+SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
+SPLIT_FOLDED = ((8, 4, 1),)
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -119,7 +130,9 @@ VARIANTS: dict[str, Variant] = {
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
             "a row split over a cluster of 1 to 16 blocks, registers plus shared memory, partials over DSMEM",
             "past the peers", reads=1,
-            knobs=tuple((k, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16)),  # (K chunks per thread, C)
+            # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
+            # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none
+            knobs=SPLIT_UNFOLDED + SPLIT_FOLDED, backward_knobs=SPLIT_UNFOLDED, cluster_only=SPLIT_FOLDED,
             cluster_template="softmax_split_row_cluster",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -461,28 +461,45 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) 
 // 4096 x 1024 bfloat16 89% -> 96% of copy, registers unchanged; split_row
 // (clean L2, packed max) 4096 x 4096 bfloat16 24.3 -> 23.6 us, float16
 // 24.2 -> 23.7 us (registers 40 -> 56); 16384 x 4096 bfloat16 89.9 -> 89.2.
+//
+// Folds (split_row): a thread may stand for R logical threads of a row, its
+// chunk j (in registers, then those it keeps elsewhere) belonging to fold
+// j % R; it then keeps R partials:
+//   held.start(v, m, scale, s)
+//                          m[r]: fold r's max; s[r] gets fold r's sum over v
+// A logical thread's sum adds its chunks' exponentials in its own order
+// whichever thread holds them, and its outputs must not depend on that
+// either: a Held of R > 1 never keeps exponentials, its outputs (Normalize)
+// come from the row's (max, sum) alone, and a launch that gives each
+// logical thread a thread of its own writes them the same way:
+// Held<A, T, K, LOG, 1, false>.
 constexpr int HALF_EXPS_KEPT = 32;
 template <typename A, typename T, int K, bool LOG>
 constexpr bool keep_exps = !LOG && (sizeof(T) >= sizeof(A) || K * Vec<T>::size <= HALF_EXPS_KEPT);
 
-template <typename A, typename T, int K, bool LOG = false, bool KEEP_EXPS = keep_exps<A, T, K, LOG>> struct Held;
+template <typename A, typename T, int K, bool LOG = false, int R = 1, bool KEEP_EXPS = R == 1 && keep_exps<A, T, K, LOG>>
+struct Held;
 
-template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
+template <typename A, typename T, int K> struct Held<A, T, K, false, 1, true> {
     static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
-    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
-        m = thread_max;
+    __device__ __forceinline__ void start(const Vec<T> (&v)[K], const A (&thread_max)[1], A scale, A (&s)[1]) {
+        m = thread_max[0];
         const A shift = FastExp::sum_shift(m);
-        A s = A(0);
+        s[0] = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j)
 #pragma unroll
             for (int k = 0; k < Vec<T>::size; ++k) {
                 e[j][k] = FastExp::of(widen<A>(v[j], k), scale, shift);
-                s += e[j][k];
+                s[0] += e[j][k];
             }
-        return s;
+    }
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
+        A s[1];
+        start(v, {thread_max}, scale, s);
+        return s[0];
     }
     // A thread that held only -inf has e = 0 and gets 0 / sum (its shift was
     // 0, not its max): 0, or NaN when the row holds a NaN or +inf elsewhere; a
@@ -494,20 +511,27 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, true> {
     __device__ __forceinline__ A masked() const { return A(0); }
 };
 
-template <typename A, typename T, int K, bool LOG> struct Held<A, T, K, LOG, false> {
+template <typename A, typename T, int K, bool LOG, int R> struct Held<A, T, K, LOG, R, false> {
     static constexpr int chunks = K;
+    static constexpr bool keeps = false;
     Vec<T> v[K];
     Normalize<A, T, LOG> prob;
     A scale;
-    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+    __device__ __forceinline__ void start(const Vec<T> (&values)[K], const A (&thread_max)[R], A scale_, A (&s)[R]) {
         scale = scale_;
-        A s = A(0);
+#pragma unroll
+        for (int r = 0; r < R; ++r) s[r] = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             v[j] = values[j];
-            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max), scale);
+            s[j % R] = chunk_sum(s[j % R], v[j], FastExp::sum_shift(thread_max[j % R]), scale);
         }
-        return s;
+    }
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+        static_assert(R == 1, "one partial: one fold");
+        A s[1];
+        start(values, {thread_max}, scale_, s);
+        return s[0];
     }
     __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row, scale); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
@@ -753,48 +777,59 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
 
 // -- one reduction tree for a row over a block or a cluster (split_row) ----------
 //
-// A row's T = C * blockDim.x threads: thread t of cluster rank r is the row's
-// thread r * blockDim.x + t. The tree that combines their partials depends on
-// T alone, not on how C cuts it: a warp's 32 lanes, then each group of 32
-// consecutive warps, then the groups (at most 16), every level a butterfly
-// (`level`: a warp's 32 values reduced, every lane gets the result) with the
-// missing lanes given `identity`. So a row gets the same bits from every C
-// that splits the same T, and the planner may pick C by the number of rows
-// (batch invariance). With T <= 1024 (one group) a level on the groups would
-// change nothing, so there is none. Where each lane reads from is worked out
-// once (the division worked out a row cost split_row's float32 K = 8 cluster
+// A row's T logical threads: thread t of cluster rank c is the row's thread
+// c * blockDim.x + t, and with R folds (one block, C = 1) thread t stands for
+// the row's threads t + r * blockDim.x, r < R (T = R * blockDim.x). The tree
+// that combines their partials depends on T alone, not on how C or R cuts
+// it: a warp's 32 lanes, then each group of 32 consecutive warps, then the
+// groups (at most 16), every level a butterfly (`level`: a warp's 32 values
+// reduced, every lane gets the result) with the missing lanes given
+// `identity`. So a row gets the same bits from every C and R that give the
+// same T, and the planner may pick them by the number of rows (batch
+// invariance). With T <= 1024 (one group) a level on the groups would change
+// nothing, so there is none. Where each lane reads from is worked out once
+// (the division worked out a row cost split_row's float32 K = 8 cluster
 // kernels about 10 registers, 79 against 69, sm_90).
-template <int C> struct RowTree {
+template <int C, int R = 1> struct RowTree {
+    static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
     int count = 1;             // groups of 32 warps in the row
     int slot = 0, rank = -1;   // C > 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
     __device__ __forceinline__ RowTree() {
+        const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * C * R;
+        count = (total + 31) / 32;
         if constexpr (C > 1) {
-            const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * C;
-            count = (total + 31) / 32;
             const int w = (count == 1 ? 0 : static_cast<int>(threadIdx.x >> 5)) * 32 + static_cast<int>(threadIdx.x & 31);
             if (w < total) slot = w % per_block, rank = w / per_block;
         }
     }
-    // The row's value from each thread's `v`. `warps` and `groups` are shared
-    // memory, double-buffered by row parity: one barrier a row (a cluster
-    // barrier with C > 1; a block barrier more with several groups).
+    // The row's value from each thread's `v` (fold r's in v[r]). `warps` (a
+    // value per logical warp) and `groups` are shared memory, double-buffered
+    // by row parity: one barrier a row (a cluster barrier with C > 1), a block
+    // barrier more with several groups (H100, 2026-11-23: in one block, every
+    // warp reducing every group instead was no faster, 8192 x 50257 bfloat16
+    // with R = 2 93% of copy against 95%).
     template <typename V, typename Level>
-    __device__ __forceinline__ V reduce(V v, Level level, V identity, V (&warps)[2][32], V (&groups)[2][16],
-                                        int parity) const {
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-        v = level(v);
-        if (lane == 0) warps[parity][warp] = v;
+    __device__ __forceinline__ V reduce(const V (&v)[R], Level level, V identity, V (&warps)[2][32 * R],
+                                        V (&groups)[2][16], int parity) const {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const V w = level(v[r]);
+            if (lane == 0) warps[parity][r * per_block + warp] = w;
+        }
+        V g;
         if constexpr (C == 1) {
             __syncthreads();
-            return level(lane < static_cast<int>(blockDim.x >> 5) ? warps[parity][lane] : identity);
+            const int w = (count == 1 ? 0 : warp) * 32 + lane;
+            g = level(w < per_block * R ? warps[parity][w] : identity);
         } else {
             cluster_sync();
-            const V g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);
-            if (count == 1) return g;  // the row's
-            if (lane == 0 && warp < count) groups[parity][warp] = g;
-            __syncthreads();
-            return level(lane < count ? groups[parity][lane] : identity);
+            g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);
         }
+        if (C * R == 1 || count == 1) return g;  // the row's
+        if (lane == 0 && warp < count) groups[parity][warp] = g;
+        __syncthreads();
+        return level(lane < count ? groups[parity][lane] : identity);
     }
 };
 

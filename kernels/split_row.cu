@@ -13,46 +13,71 @@
 // than one block per row would. It writes softmax, or log_softmax with LOG,
 // of scale * x over the positions a mask keeps (common.cuh, Fused).
 //
-// Batch invariance: the planner fixes T, K and S by the row alone and picks
-// only C by the number of rows (clusters for few rows); a thread's chunks and
-// the tree follow from T, so a row's bits do not depend on its batch.
+// Folds (R > 1, one block): thread t stands for the row's R logical threads
+// t + r * blockDim.x, T = R * blockDim.x of them, and its chunk j belongs to
+// logical thread t + (j % R) * blockDim.x, which thus owns the chunks
+// l, l + T, ... as a thread of a cluster launch of T threads does. It keeps a
+// (max, sum) pair per logical thread, summed in that thread's own order, and
+// the tree is T's. So one block of many rows and clusters of few rows can
+// share a row's layout while the clusters give each logical thread a thread
+// of its own (8 x 128256 bfloat16: 4096 threads a row, not the 1024 of the
+// block that holds a row in registers and shared memory).
+//
+// Batch invariance: the planner fixes the row's logical threads T, and K and
+// S, by the row alone and picks only C (with R) by the number of rows; a
+// logical thread's chunks and the tree follow from T, so a row's bits do not
+// depend on its batch. Where R folds, outputs come from the row's (max, sum)
+// alone (csm::Held), in the block (R > 1) and in the clusters (`again`).
 //
 // Limits: N + V - 1 <= (K + S) * T * V, V = 16 / sizeof(Tin), T <= 16384;
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
-// (or to a variant that needs no clusters) elsewhere. C = 16 needs the
-// non-portable cluster size attribute, which the loader sets.
+// (or to a variant that needs no clusters) elsewhere, and folds only where
+// clusters exist. C = 16 needs the non-portable cluster size attribute, which
+// the loader sets.
 //
 // Backward (softmax_split_row_backward, _cluster_backward): each thread holds
 // its chunks of y and dy in registers (K of each, no shared-memory part), the
 // row's threads sum s (sum of dy * y, or of dy with LOG) along the same tree,
-// and every thread writes its chunks of dx.
+// and every thread writes its chunks of dx. No folds (R = 1).
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the fused options (csm::Fused) after the row strides, then S; dynamic shared memory = S * blockDim.x * 16
-// bytes (above 48 KB after raising max_dynamic_shared_size_bytes). Backward:
-// no S and no dynamic shared memory; y and dy rows start at the same offset
-// from a 16-byte boundary.
+// the fused options (csm::Fused) after the row strides, then S and `again`
+// (nonzero: clusters write every output from the row's (max, sum); honoured
+// for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
+// shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
+// max_dynamic_shared_size_bytes). Backward: no S, no `again` and no dynamic
+// shared memory; y and dy rows start at the same offset from a 16-byte
+// boundary.
 #include "common.cuh"
 
-template <typename Tin, typename Tout, bool LOG, int K, int C>
-__device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
-                                          long long n, long long x_row_stride, long long y_row_stride,
-                                          const csm::Fused& fused, int smem_chunks) {
+// The row loop, its Held type H given (split_row picks it).
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C, typename H>
+__device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+                                           long long n, long long x_row_stride, long long y_row_stride,
+                                           const csm::Fused& fused, int smem_chunks,
+                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&warp_pairs)[2][32 * R],
+                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][16]) {
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
-    __shared__ __align__(16) State warp_pairs[2][32];  // RowTree's, double-buffered by row parity
-    __shared__ __align__(16) State group_pairs[2][16];
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
     const long long clusters = gridDim.x / C;
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = C * b, first = static_cast<int>(blockIdx.x % C) * b + t;  // the row's threads, this one
     const auto level = [](State p) { return csm::warp_max_sum(p); };
-    const csm::RowTree<C> tree;
+    const csm::RowTree<C, R> tree;
+    // f(j, r) for each chunk K + j kept in shared memory, r its fold (a
+    // constant once the inner loop is unrolled, so partials stay in registers)
+    const auto each_cached = [&](auto f) {
+        for (int j0 = 0; j0 < smem_chunks; j0 += R)
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+                if (j0 + i < smem_chunks) f(j0 + i, (K + i) % R);
+    };
     int parity = 0;
     for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
         const Tin* xr = x + row * x_row_stride;
@@ -71,19 +96,27 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
         keep.apply(v, static_cast<int>(n), shift, first, threads, end);
-        A m = csm::chunks_max<A>(v);
+        A m[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) m[r] = csm::neg_inf<A>();
+#pragma unroll
+        for (int j = 0; j < K; ++j) m[j % R] = csm::chunk_max(m[j % R], v[j]);
         csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
-        for (int j = 0; j < smem_chunks; ++j) {
+        each_cached([&](int j, int r) {
             const int c = first + (K + j) * threads;
             if (c < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, c);
-            m = csm::chunk_max(m, cache[j * b + t]);
-        }
-        m = csm::FastExp::scaled(m, scale);  // the max of scale * x (scale > 0), rounded as each product is
-        csm::Held<A, Tin, K, LOG> held;
-        A s = held.start(v, m, scale);
-        for (int j = 0; j < smem_chunks; ++j) s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale);
-        const State stats =
-            tree.reduce(State{m, s}, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity);
+            m[r] = csm::chunk_max(m[r], cache[j * b + t]);
+        });
+#pragma unroll
+        for (int r = 0; r < R; ++r) m[r] = csm::FastExp::scaled(m[r], scale);  // the max of scale * x (scale > 0), rounded as each product is
+        H held;
+        A s[R];
+        held.start(v, m, scale, s);
+        each_cached([&](int j, int r) { s[r] = csm::chunk_sum(s[r], cache[j * b + t], csm::FastExp::sum_shift(m[r]), scale); });
+        State pairs[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) pairs[r] = State{m[r], s[r]};
+        const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity);
         held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
         // Launches with a shared-memory part store evict-first: H100, 8192 x 50257
@@ -109,13 +142,39 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     }
 }
 
-template <typename Tin, typename Tout, bool LOG, int K>
-__global__ void softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+// `again`: write every output from the row's (max, sum) alone, never from
+// kept exponentials: a launch on clusters of a row whose one-block launch
+// folds (csm::Held). It picks the row loop's Held type once a launch: a
+// select an element took the float32 K = 8 cluster kernels from 69 to 96
+// registers (sm_90); two loops take the registers of the larger.
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
+__device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+                                          long long n, long long x_row_stride, long long y_row_stride,
+                                          const csm::Fused& fused, int smem_chunks, bool again) {
+    using A = csm::acc_t<Tin, Tout>;
+    __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
+    __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][16];
+    using Kept = csm::Held<A, Tin, K, LOG, R>;  // keeps exponentials where it may (R = 1)
+    using Again = csm::Held<A, Tin, K, LOG, R, false>;
+    if (C > 1 && K <= 4 && sizeof(A) == 4 && again && csm::keep_exps<A, Tin, K, LOG>)
+        split_rows<Tin, Tout, LOG, K, R, C, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
+                                                   warp_pairs, group_pairs);
+    else
+        split_rows<Tin, Tout, LOG, K, R, C, Kept>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
+                                                  warp_pairs, group_pairs);
+}
+
+// Folds (R > 1) serve one-block layouts of 1024 threads: float-accumulating
+// ones are held to the 64 registers that takes (left free, float32 K = 8 with
+// R = 4 took 96, sm_90); float64 ones spill there, so theirs is free and the
+// planner folds no row its block cannot launch.
+template <typename Tin, typename Tout, bool LOG, int K, int R>
+__global__ void __launch_bounds__(R > 1 && sizeof(csm::acc_t<Tin, Tout>) == 4 ? 1024 : 0) softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                                   long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
-                                  long long mask_rows, int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, 1>(x, y, rows, n, x_row_stride, y_row_stride,
-                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
+                                  long long mask_rows, int smem_chunks, int again) {
+    split_row<Tin, Tout, LOG, K, R, 1>(x, y, rows, n, x_row_stride, y_row_stride,
+                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on
@@ -133,14 +192,14 @@ template <typename Tin, typename Tout, int K, int C>
 constexpr int split_row_bound = C == 16 && K == 8 && sizeof(acc_t<Tin, Tout>) == 4 ? 1024 : 0;
 }  // namespace csm
 
-template <typename Tin, typename Tout, bool LOG, int K, int C>
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
 __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound<Tin, Tout, K, C>)
     softmax_split_row_cluster(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                               long long x_row_stride, long long y_row_stride, double scale,
                               const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
-                              int smem_chunks) {
-    split_row<Tin, Tout, LOG, K, C>(x, y, rows, n, x_row_stride, y_row_stride,
-                                    csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks);
+                              int smem_chunks, int again) {
+    split_row<Tin, Tout, LOG, K, R, C>(x, y, rows, n, x_row_stride, y_row_stride,
+                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0);
 }
 #endif
 
@@ -169,25 +228,29 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
         csm::HeldGrad<A, T, K, LOG> held;
         csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
         csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
-        held.finish(tree.reduce(held.partial(), level, A(0), warp_sums, group_sums, parity));
+        const A partial[1] = {held.partial()};
+        held.finish(tree.reduce(partial, level, A(0), warp_sums, group_sums, parity));
         csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first, threads, end, held);
     }
     if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }
 
-template <typename T, typename Tout, bool LOG, int K>
+// R: the forward's folds; the gradients' launches fold no rows (knobs with R = 1 only: variants.py)
+template <typename T, typename Tout, bool LOG, int K, int R>
 __global__ void softmax_split_row_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                            long long rows, long long n, long long y_row_stride,
                                            long long dy_row_stride, long long dx_row_stride) {
+    static_assert(R == 1, "the gradients fold no rows");
     split_row_backward<T, Tout, LOG, K, 1>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 
 #if __CUDA_ARCH__ >= 900
-template <typename T, typename Tout, bool LOG, int K, int C>
+template <typename T, typename Tout, bool LOG, int K, int R, int C>
 __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                        long long rows, long long n, long long y_row_stride,
                                        long long dy_row_stride, long long dx_row_stride) {
+    static_assert(R == 1, "the gradients fold no rows");
     split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 #endif

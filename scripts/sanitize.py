@@ -70,7 +70,7 @@ def big_cluster_regex(templates=()) -> str:
 
 
 def is_big_cluster(expression: str) -> bool:
-    """A name expression (softmax_split_row_cluster<float, float, false, 8, 16>) of a BIG_CLUSTER kernel."""
+    """A name expression (softmax_split_row_cluster<float, float, false, 8, 1, 16>) of a BIG_CLUSTER kernel."""
     template, _, args = expression.partition("<")
     return template in big_cluster_templates() and args.endswith(f", {BIG_CLUSTER}>")
 

@@ -38,12 +38,13 @@ def main(shapes):
         copy_ms = bench.median_ms(bench.copy_call(3 * m * n * dtype.itemsize // 2), repeat=20)
         print(f"{m} x {n} {name}: copy {copy_ms * 1e3:.1f} us, auto picks {picked.variant} {picked.knobs}", flush=True)
         chunks = _ceil_div(n, 16 // dtype.itemsize)
-        for k, c in registry.VARIANTS["split_row"].knobs:
-            kernel = api._loaded(p, Launch("split_row", (k, c), 1, 32, 0), dev, pair, OP)
+        for knobs in registry.VARIANTS["split_row"].knob_sets(OP):
+            k, c = knobs[0], knobs[-1]
+            kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, OP)
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
             if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
                 continue
-            launch = Launch("split_row", (k, c), m * c, threads, 0)
+            launch = Launch("split_row", knobs, m * c, threads, 0)
             args = (y, dy, dx, m, n, n, n, n)
             dx.fill(numpy.nan)
             try:

@@ -34,28 +34,30 @@ def candidates(planner, m, n, pair, facts):
     for g, k in registry_knobs("warp_rows"):
         if g * k >= chunks and (g * k) // 2 < chunks:
             yield Launch("warp_rows", (g, k), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
-    for k, c in registry_knobs("split_row"):
-        if c > 1 and planner.device.compute_capability < (9, 0):
-            continue
+    for k, r, c in registry_knobs("split_row"):
+        if r > 1 or (c > 1 and planner.device.compute_capability < (9, 0)):
+            continue  # folds: only in the planner's own layouts below
         per = _ceil_div(chunks, c)
-        kernel = facts("split_row", (k, c))
+        kernel = facts("split_row", (k, r, c))
         threads = _round_up(_ceil_div(per, k), 32)
         most = min(1024, kernel.max_threads // 32 * 32)
         if threads <= most:
-            yield Launch("split_row", (k, c), m * c, threads, 0, (numpy.int32(0),))
+            yield Launch("split_row", (k, r, c), m * c, threads, 0, (numpy.int32(0), numpy.int32(0)))
         elif k == 8:
             extra = _ceil_div(per, most) - k
             if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
-                yield Launch("split_row", (k, c), m * c, most, extra * most * 16, (numpy.int32(extra),))
+                yield Launch("split_row", (k, r, c), m * c, most, extra * most * 16, (numpy.int32(extra), numpy.int32(0)))
     # The planner's own layout for the row (its threads, K and S for every number of rows), cut by every C
     # that whole warps allow: the launches it chooses among by the number of rows.
     v = VARIANTS["split_row"]
     try:
-        k, threads, extra, sizes = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
+        layout = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
     except UnsuitableVariant:
         return
-    for c, block in planner.split_cuts(v, k, threads, extra, sizes, facts):
-        yield Launch("split_row", (k, c), m * c, block, (extra or 0) * block * 16, (numpy.int32(extra or 0),))
+    for knobs, block, extra in planner.split_cuts(v, layout, facts):
+        c = knobs[-1]
+        again = layout.fold > 1 and c > 1
+        yield Launch("split_row", knobs, m * c, block, extra * block * 16, (numpy.int32(extra), numpy.int32(again)))
 
 
 class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
@@ -65,9 +67,9 @@ class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
 
 def active_clusters(kernel, launch):
     """How many clusters of a split_row launch the GPU holds at once (cuOccupancyMaxActiveClusters); "-" for C = 1."""
-    if launch.variant != "split_row" or launch.knobs[1] == 1:
+    if launch.variant != "split_row" or launch.knobs[-1] == 1:
         return "-"
-    config = _LaunchConfig((launch.knobs[1], 1, 1), (launch.block, 1, 1), launch.smem, None, None, 0)
+    config = _LaunchConfig((launch.knobs[-1], 1, 1), (launch.block, 1, 1), launch.smem, None, None, 0)
     count = ctypes.c_int()
     driver = ctypes.CDLL("libcuda.so.1")
     status = driver.cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))

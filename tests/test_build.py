@@ -23,29 +23,35 @@ def test_every_instantiation_compiles_without_spills(arch):
 
 
 def test_cluster_kernels_are_built_only_where_clusters_exist():
+    # and split_row's folds (R > 1), which serve only rows that clusters may also take
     names = {r.expression for r in loader.build("sm_80")}
-    assert "softmax_split_row<float, float, false, 8>" in names
-    assert not any("cluster" in name for name in names)
-    assert "softmax_split_row_cluster<float, float, false, 8, 16>" in {r.expression for r in loader.build("sm_90")}
+    assert "softmax_split_row<float, float, false, 8, 1>" in names
+    assert not any("cluster" in name or (name.startswith("softmax_split_row<") and name.endswith(", 8, 4>"))
+                   for name in names)
+    sm90 = {r.expression for r in loader.build("sm_90")}
+    assert {"softmax_split_row_cluster<float, float, false, 8, 1, 16>", "softmax_split_row<float, float, false, 8, 4>"} <= sm90
 
 
 def test_split_row_builds_for_gpus_before_sm80():
     # cp.async exists from sm_80 on; below it the shared-memory part is copied by hand
     lowered, log = loader._nvrtc_compile(loader.source("split_row"), "split_row.cu",
-                                         ["softmax_split_row<float, float, false, 8>"], "sm_75")
-    assert lowered["softmax_split_row<float, float, false, 8>"]
+                                         ["softmax_split_row<float, float, false, 8, 1>"], "sm_75")
+    assert lowered["softmax_split_row<float, float, false, 8, 1>"]
 
 
 def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
-    # 0 (no .maxntid) for the rest, which spill under the bound
+    # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
     from cupy.cuda import nvrtc
 
-    bounded = {"softmax_split_row_cluster<float, float, false, 8, 16>": True,
-               "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 16>": True,
-               "softmax_split_row_cluster<float, float, false, 8, 8>": False,
-               "softmax_split_row_cluster<float, float, false, 4, 16>": False,
-               "softmax_split_row_cluster<double, double, false, 8, 16>": False}
+    bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": True,
+               "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": True,
+               "softmax_split_row_cluster<float, float, false, 8, 1, 8>": False,
+               "softmax_split_row_cluster<float, float, false, 4, 1, 16>": False,
+               "softmax_split_row_cluster<double, double, false, 8, 1, 16>": False,
+               "softmax_split_row<float, float, false, 8, 1>": False,
+               "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": True,
+               "softmax_split_row<double, double, false, 8, 2>": False}
     program = nvrtc.createProgram(loader.source("split_row"), "split_row.cu", [], [])
     try:
         for expression in bounded:
@@ -66,7 +72,7 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
 def test_log_softmax_is_built_for_the_variants_that_compute_it():
     names = {r.expression for r in loader.build("sm_90")}
     assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
-    assert "softmax_split_row_cluster<float, float, true, 8, 16>" in names
+    assert "softmax_split_row_cluster<float, float, true, 8, 1, 16>" in names
     assert "softmax_two_pass<float, float, true, 4>" in names
     assert "softmax_strided_cluster<__nv_bfloat16, float, true, 32, 16>" in names
     assert "softmax_online<double, double, true>" in names
@@ -76,8 +82,10 @@ def test_log_softmax_is_built_for_the_variants_that_compute_it():
 def test_gradients_are_built_for_their_variants_in_one_type():
     names = {r.expression for r in loader.build("sm_90")}
     assert "softmax_warp_rows_backward<__half, __half, true, 32, 8>" in names
-    assert "softmax_split_row_backward<double, double, false, 8>" in names
-    assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 16>" in names
+    assert "softmax_split_row_backward<double, double, false, 8, 1>" in names
+    assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 1, 16>" in names
+    split_backward = [name for name in names if name.startswith("softmax_split_row") and "_backward" in name]
+    assert all(name.split(", ")[4].rstrip(">") == "1" for name in split_backward)  # R: the gradients fold no rows
     assert not any("_backward<__half, float" in name or "_backward<__nv_bfloat16, float" in name for name in names)
     assert "softmax_two_pass_backward<float, float, true, 4>" in names
 

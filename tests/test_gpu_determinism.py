@@ -10,7 +10,8 @@ its offset from one, which a copy would change.
 
 A row's bits follow from its launch: auto may cut a row differently for another number of
 rows (split_row's cluster size C), but split_row fixes the tree that combines a row's
-partials by the row alone (kernels/split_row.cu), and two_pass slices a row by its length
+partials by the row's logical threads alone (kernels/split_row.cu: one block folds four of them
+a thread where clusters give each its own), and two_pass slices a row by its length
 alone, so any difference fails (its message names both launches). On the H100 the split_row
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
 (the bfloat16 and float64 cases added after the last GPU run, 8f1fde6).
@@ -38,7 +39,9 @@ CASES = [
     ("warp_rows_n77_misaligned_rows", (300, 77), -1, dtypes.BFLOAT16, "auto", "warp_rows"),
     ("split_row_block_n4096", (200, 4096), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_block_n3001_misaligned_rows", (200, 3001), -1, dtypes.FLOAT16, "auto", "split_row"),
-    ("split_row_shared_memory_part_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
+    # a block with a shared-memory part folding four logical threads a thread, or clusters of 4096 threads
+    ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
+    ("split_row_fold_or_clusters_bf16_n128256", (140, 128256), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_clusters_of_8_or_16_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
     # other kernels' arithmetic: bfloat16 (one block of 1024 or 16 of 64), float64 (log_softmax's 640

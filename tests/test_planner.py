@@ -162,8 +162,8 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1)),
-                                                  (8, 16384, "split_row", (8, 1))],
+@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1, 1)),
+                                                  (8, 16384, "split_row", (8, 1, 1))],
                          ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_rows_below_clusters_split_row_block"])
 def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
     launch = h100.plan("auto", m, n, F32, split_facts, op=op)
@@ -173,10 +173,10 @@ def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, v
 @pytest.mark.parametrize("op", registry.BACKWARD)
 def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_memory(h100, op):
     # 8192 x 50257 float32: the forward keeps part of a row in shared memory (one block per row);
-    # the gradient kernels hold y and dy in registers only, so a cluster splits the row
-    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, 1)
+    # the gradient kernels hold y and dy in registers only (and fold no rows), so a cluster splits the row
+    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, 4, 1)
     launch = h100.plan("auto", 8192, 50257, F32, split_facts, op=op)
-    assert launch.variant == "split_row" and launch.knobs[1] > 1 and launch.smem == 0
+    assert launch.variant == "split_row" and launch.knobs[1:] in {(1, c) for c in (2, 4, 8, 16)} and launch.smem == 0
 
 
 def gradient_facts(name, knobs):
@@ -190,7 +190,7 @@ def test_gradient_rows_one_block_cannot_hold_go_to_clusters_below_the_forwards_t
     # 151 registers a thread: 416 threads x 8 chunks = 3328 chunks a block, fewer than
     # SPLIT_CLUSTER_MIN_CHUNKS (4096), below which the forward never tries clusters
     launch = h100.plan("split_row", 4096, n, BF16, gradient_facts, op=registry.SOFTMAX_BACKWARD)
-    assert launch.knobs[1] > 1 and launch.smem == 0 and launch.args == ()
+    assert launch.knobs[-1] > 1 and launch.smem == 0 and launch.args == ()
 
 
 def test_without_clusters_a_refusal_names_one_block():
@@ -283,49 +283,50 @@ def split_facts(name, knobs):
 
 
 @pytest.mark.parametrize(
-    "m, n, knobs, block, extra",
-    [(4096, 1024, (4, 1), 64, 0),  # many rows: one block per row, the row in registers
-     (4096, 2048, (4, 1), 128, 0),  # up to 512 chunks: four a thread
-     (4096, 4096, (8, 1), 128, 0),  # past 512: eight
-     (4096, 65536, (8, 1), 1024, 8),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory
-     (8, 128256, (8, 16), 256, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
-     (1, 32000, (8, 16), 64, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
-     (32, 128256, (8, 16), 256, 0),  # 512 blocks, 4 resident per SM
-     (64, 32000, (8, 1), 1024, 0),  # 64+ rows a block holds: no cluster
-     (63, 32000, (8, 16), 64, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (128, 128256, (8, 16), 256, 0),  # no block holds a float32 row: clusters
-     (8, 16384, (8, 1), 512, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster
-     (8, 16388, (8, 16), 64, 0),  # one chunk more: clusters, the most blocks resident
-     (4096, 16388, (8, 1), 1024, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
-     (1, 65536, (8, 16), 64, 8)],  # the threads and shared-memory part of the launch for many rows
+    "m, n, knobs, block, extra, again",
+    [(4096, 1024, (4, 1, 1), 64, 0, 0),  # many rows: one block per row, the row in registers
+     (4096, 2048, (4, 1, 1), 128, 0, 0),  # up to 512 chunks: four a thread
+     (4096, 4096, (8, 1, 1), 128, 0, 0),  # past 512: eight
+     (4096, 65536, (8, 4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
+                                           # four logical threads a thread (16 chunks: four each)
+     (8, 128256, (8, 1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
+     (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
+     (32, 128256, (8, 1, 16), 256, 0, 0),  # 512 blocks, 4 resident per SM
+     (64, 32000, (8, 1, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
+     (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
+     (128, 128256, (8, 1, 16), 256, 0, 0),  # no block holds a float32 row: clusters, no fold
+     (8, 16384, (8, 1, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
+     (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
+     (4096, 16388, (8, 1, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
+     (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "32_rows_cluster16",
          "64_rows_block_per_row", "63_rows_cluster16", "128_long_rows_cluster16", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
-def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra):
+def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
     launch = h100.plan("split_row", m, n, F32, split_facts)
-    assert (launch.knobs, launch.block, int(launch.args[0])) == (knobs, block, extra)
+    assert (launch.knobs, launch.block, *map(int, launch.args)) == (knobs, block, extra, again)
     assert launch.smem == extra * block * 16
-    assert launch.grid == m * knobs[1]  # one cluster per row
+    assert launch.grid == m * knobs[-1]  # one cluster per row
 
 
 def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(h100):
     # a 256 KB bfloat16 row: 128 KB in registers, 128 KB in shared memory
     launch = h100.plan("split_row", 128, 128256, BF16, split_facts)
-    assert (launch.knobs, launch.block, launch.smem) == ((8, 1), 1024, 8 * 1024 * 16)
-    assert h100.plan("split_row", 63, 128256, BF16, split_facts).knobs[1] > 1
+    assert (launch.knobs, launch.block, launch.smem) == ((8, 4, 1), 1024, 8 * 1024 * 16)
+    assert h100.plan("split_row", 63, 128256, BF16, split_facts).knobs[-1] > 1
 
 
 def test_split_row_without_clusters_keeps_one_block_per_row():
     launch = Planner(SMALL).plan("split_row", 8, 12000, F32, fake_facts)
-    assert launch.knobs[1] == 1 and launch.grid == 8
+    assert launch.knobs == (8, 1, 1) and launch.grid == 8  # and no fold: no cluster serves fewer rows
 
 
 def cluster_bound_facts(name, knobs):
     """split_row float32 as sm_90 builds the one-tree kernel: K = 8 takes 56 registers in one block, 72 in
     clusters of 2 to 8, 64 in clusters of 16 (held there by the kernel's launch bound)."""
-    k, c = knobs
+    k, c = knobs[0], knobs[-1]
     regs = {2: 32, 4: 40}.get(k) or (56 if c == 1 else 64 if c == 16 else 72)
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
@@ -334,28 +335,29 @@ def cluster_bound_facts(name, knobs):
 def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
     # 128256 float32: 4096 threads a row; (8, 8) would give one 512-thread block an SM
     launch = h100.plan("split_row", m, 128256, F32, cluster_bound_facts)
-    assert (launch.knobs, launch.block) == ((8, 16), 256)
+    assert (launch.knobs, launch.block) == ((8, 1, 16), 256)
 
 
 def wide_block_facts(name, knobs):
     """split_row float32 with K = 8 at 72 registers in one block (896 threads at most)."""
-    k, c = knobs
+    k, c = knobs[0], knobs[-1]
     regs = {2: 32, 4: 40}.get(k) or (72 if c == 1 else 64)
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
 
 def test_split_row_keeps_a_layout_whose_block_rounding_would_overfill(h100):
     # 8192 x 50257 float32: 896 threads and a shared-memory part; 1024 would pass what the kernel
-    # launches, so T stays 896 (28 warps) and fewer rows take the C that cut it: 2 or 4, not 8 or 16
+    # launches, so T stays 896 (28 warps), four logical threads each: 3584, which clusters of 4 to 16 cut
+    # (1792 threads in each of two blocks would pass what a K = 4 kernel launches)
     many = h100.plan("split_row", 8192, 50257, F32, wide_block_facts)
-    assert (many.knobs, many.block, int(many.args[0])) == ((8, 1), 896, 7)
+    assert (many.knobs, many.block, int(many.args[0])) == ((8, 4, 1), 896, 7)
     few = h100.plan("split_row", 1, 50257, F32, wide_block_facts)
-    assert (few.knobs, few.block, int(few.args[0])) == ((8, 4), 224, 7)
+    assert (few.knobs, few.block, *map(int, few.args)) == ((4, 1, 16), 224, 0, 1)
 
 
 def no_cut_facts(name, knobs):
     """split_row whose K = 8 kernels launch at most 800 threads in clusters of 8, 384 in clusters of 16."""
-    k, c = knobs
+    k, c = knobs[0], knobs[-1]
     regs = {2: 255, 4: 255}.get(k) or {8: 80, 16: 168}.get(c, 255)
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
@@ -364,7 +366,7 @@ def test_split_row_rounds_no_layout_past_its_kernel(h100):
     # 200000 float32 over 8 blocks of 800 threads: rounding the row's 6400 threads to 6656 would take 832;
     # the rule before failed here with min() of no launches
     launch = h100.plan("split_row", 8, 200000, F32, no_cut_facts)
-    assert (launch.knobs, launch.block) == ((8, 8), 800)
+    assert (launch.knobs, launch.block) == ((8, 1, 8), 800)
 
 
 def unlaunchable_facts(name, knobs):
@@ -381,15 +383,32 @@ def test_split_row_refuses_rather_than_fails_where_no_launch_is_resident(h100):
 SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144]
 
 
+def row_layout(launch):
+    """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R),
+    and unless its outputs come from the row's (max, sum) alone (folds, and `again` in clusters) the chunks a
+    thread keeps in registers (K) and in shared memory (S)."""
+    k, r, c = launch.knobs
+    args = tuple(map(int, launch.args))
+    again = r > 1 or args[1:] == (1,)
+    return (launch.block * c * r, "again") if again else (launch.block * c * r, k, args)
+
+
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
-@pytest.mark.parametrize("op, pair, facts", [
-    (registry.SOFTMAX, F32, "split_facts"), (registry.LOG_SOFTMAX, BF16, "split_facts"),
-    (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32"), (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts"),
-], ids=["softmax_f32", "log_softmax_bf16", "softmax_backward_f32", "log_softmax_backward_bf16_151_registers"])
-def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts):
-    # batch invariance (kernels/split_row.cu): only C may vary with the rows; a row's threads
-    # (C x blockDim.x), its chunks a thread in registers (K) and in shared memory (S) may not
+# the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
+# chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
+# (100003 float32 needs clusters of its own)
+@pytest.mark.parametrize("op, pair, facts, folds", [
+    (registry.SOFTMAX, F32, "split_facts", {50257, 65536}),
+    (registry.LOG_SOFTMAX, BF16, "split_facts", {65536, 100003, 128256}),
+    (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
+    (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
+    (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts", set()),
+], ids=["softmax_f32", "log_softmax_bf16", "softmax_f64", "softmax_backward_f32",
+        "log_softmax_backward_bf16_151_registers"])
+def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts, folds):
+    # batch invariance: only C (and with it R) may vary with the rows, and the row's layout may not
     facts = globals()[facts]
+    folded = set()
     for n in SPLIT_ROW_LENGTHS:
         for aligned in (True, False):
             layouts = set()
@@ -398,8 +417,14 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                     launch = Planner(device).plan("split_row", m, n, pair, facts, aligned, op)
                 except UnsuitableVariant:
                     continue
-                layouts.add((launch.knobs[0], launch.block * launch.knobs[1], launch.args))
+                layouts.add(row_layout(launch))
+                if launch.knobs[1] > 1:
+                    folded.add(n)
+                if launch.args[1:] and int(launch.args[1]):  # `again` where the kernels compile it (split_row.cu)
+                    assert launch.knobs[0] <= 4 and pair != F64, launch
             assert len(layouts) <= 1, (n, aligned, layouts)
+    # the paths this walks: folds where one block serves many rows and clusters few (forward, sm_90)
+    assert folded == (folds if device is H100 else set())
 
 
 @pytest.mark.parametrize("m, n", [(4, 4194304), (64, 1048576)], ids=["16MB_rows", "4MB_rows_need_cluster_and_smem"])
@@ -622,13 +647,13 @@ def gradient_facts_f32(name, knobs):
 
 
 @pytest.mark.parametrize("m, n, knobs, threads", [
-    (8192, 50257, (4, 8), 448),  # the smallest C with three blocks an SM (416 threads rounded up to 448)
-    (4096, 65536, (4, 16), 256),  # C = 8 (512 threads) holds two
-    (4096, 32768, (4, 8), 256),
-    (128, 128256, (4, 16), 512),  # none holds three: two
-    (128, 262144, (8, 16), 512),  # K = 4 would take 1024 threads (one block an SM): the forward's rule
-    (8, 128256, (4, 16), 512),  # fewer than SPLIT_BLOCK_ROWS rows: the same threads a row, the most blocks
-    (4096, 16384, (8, 1), 512),  # no clusters below SPLIT_CLUSTER_MIN_CHUNKS: the forward's rule
+    (8192, 50257, (4, 1, 8), 448),  # the smallest C with three blocks an SM (416 threads rounded up to 448)
+    (4096, 65536, (4, 1, 16), 256),  # C = 8 (512 threads) holds two
+    (4096, 32768, (4, 1, 8), 256),
+    (128, 128256, (4, 1, 16), 512),  # none holds three: two
+    (128, 262144, (8, 1, 16), 512),  # K = 4 would take 1024 threads (one block an SM): the forward's rule
+    (8, 128256, (4, 1, 16), 512),  # fewer than SPLIT_BLOCK_ROWS rows: the same threads a row, the most blocks
+    (4096, 16384, (8, 1, 1), 512),  # no clusters below SPLIT_CLUSTER_MIN_CHUNKS: the forward's rule
 ], ids=["vocab_rows_c8", "long_rows_c16", "rows_of_32k_c8", "rows_128_two_blocks_k4", "rows_128_of_256k_k8",
         "rows_8_same_threads", "one_block_rows_unchanged"])
 def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, knobs, threads):
