@@ -129,10 +129,11 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # row's tree follows its logical threads (kernels/split_row.cu), so few rows
 # spread over four times the threads of one block without changing a row's
 # bits. H100, 2026-11-23, scripts/ab_trees.py (docs/perf/split-row-folds-h100.txt),
-# auto without folds -> with: 8 x 128256 bfloat16 40% -> 57% of copy, 1 x
-# 50257 float32 46% -> 55%, 1 x 65536 float32 42% -> 54%; many rows 8192 x
-# 50257 float32 97% -> 97%, 4096 x 65536 98% -> 97%, 128 x 128256 bfloat16
-# 71% -> 67-68%. Folding the layouts in registers alone (R = 2, 1024
+# auto without folds -> with: 8 x 128256 bfloat16 40% -> 56% of copy, 1 x
+# 50257 float32 44% -> 55%, 1 x 65536 float32 43% -> 54%; many rows 8192 x
+# 50257 float32 97% -> 97%, 4096 x 65536 98% -> 97%, between 64 and 131 rows
+# 3-4 points less (128 x 128256 bfloat16 71% -> 68%, 128 x 65536 float32 79%
+# -> 75%). Folding the layouts in registers alone (R = 2, 1024
 # threads) bought few rows 0-6 points (1 x 32000 float32 54% -> 55%, 8 x
 # 50257 bfloat16 47% -> 53%) for 3-5 points on many (8192 x 50257 bfloat16
 # 98% -> 93-95%, 128 x 32000 float32 81% -> 78%); R = 8 spills (sm_90, 64
