@@ -22,8 +22,24 @@
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
+namespace csm {
+// Kernels of one chunk a lane are held to 32 registers (eight 256-thread
+// blocks an SM: WARP_ROWS_THREADS) where that spills nothing (sm_90: float32,
+// and 2-byte types with 8 or more lanes a row): where= took them from 30-32
+// to 37-46 registers (f446e42), the plain path included, and tiny rows need
+// every warp an SM holds in flight. H100, 2026-11-23 (scripts/sweep_configs.py,
+// docs/perf/warp-rows-bound-h100.txt): 262144 x 32 float32 at (8, 1) 83% of
+// copy with 46 registers, 91-92% with 32 (96% at e8d06f1, before where=).
+// The others get no bound at all (0, 0: no .maxntid): a bound of 256 threads
+// alone let ptxas take more registers (bfloat16 (32, 4) 63 -> 69).
+template <typename Tin, typename Tout, int G, int K>
+constexpr bool warp_rows_bounded =
+    K == 1 && sizeof(Tin) == sizeof(Tout) && (sizeof(Tin) == 4 || (sizeof(Tin) == 2 && G >= 8));
+}  // namespace csm
+
 template <typename Tin, typename Tout, bool LOG, int G, int K>
-__global__ void softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+__global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 : 0,
+                                  csm::warp_rows_bounded<Tin, Tout, G, K> ? 8 : 0) softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                   long long n, long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {

@@ -39,34 +39,55 @@ def test_split_row_builds_for_gpus_before_sm80():
     assert lowered["softmax_split_row<float, float, false, 8, 1>"]
 
 
-def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
-    # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
-    # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
+def thread_bounds(variant: str, expressions) -> dict:
+    """{expression: the .maxntid of its PTX entry, or None} for `variant`'s kernels, compiled for compute_90."""
     from cupy.cuda import nvrtc
 
-    bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": True,
-               "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": True,
-               "softmax_split_row_cluster<float, float, false, 8, 1, 8>": False,
-               "softmax_split_row_cluster<float, float, false, 4, 1, 16>": False,
-               "softmax_split_row_cluster<double, double, false, 8, 1, 16>": False,
-               "softmax_split_row<float, float, false, 8, 1>": False,
-               "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": True,
-               "softmax_split_row<double, double, false, 8, 2>": False}
-    program = nvrtc.createProgram(loader.source("split_row"), "split_row.cu", [], [])
+    program = nvrtc.createProgram(loader.source(variant), f"{variant}.cu", [], [])
     try:
-        for expression in bounded:
+        for expression in expressions:
             nvrtc.addNameExpression(program, expression)
         nvrtc.compileProgram(program, ["-arch=compute_90", f"-I{loader.include_dir()}", *loader.OPTIONS,
                                        *loader.CUPY_OPTIONS])
-        lowered = {e: nvrtc.getLoweredName(program, e) for e in bounded}
+        lowered = {e: nvrtc.getLoweredName(program, e) for e in expressions}
         ptx = nvrtc.getPTX(program)
     finally:
         nvrtc.destroyProgram(program)
     ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
-    for expression, bound in bounded.items():
+    found = {}
+    for expression in expressions:
         entry = ptx[ptx.index(f".entry {lowered[expression]}("):]
         header = entry[:entry.index("{")]
-        assert (".maxntid 1024, 1, 1" in header) == bound, expression
+        bound = re.search(r"\.maxntid (\d+), 1, 1", header)
+        found[expression] = int(bound.group(1)) if bound else None
+    return found
+
+
+def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
+    # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
+    # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
+    bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
+               "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
+               "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,
+               "softmax_split_row_cluster<float, float, false, 4, 1, 16>": None,
+               "softmax_split_row_cluster<double, double, false, 8, 1, 16>": None,
+               "softmax_split_row<float, float, false, 8, 1>": None,
+               "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": 1024,
+               "softmax_split_row<double, double, false, 8, 4>": None}
+    assert thread_bounds("split_row", bounded) == bounded
+
+
+def test_only_warp_rows_kernels_of_one_chunk_a_lane_carry_a_thread_bound():
+    # warp_rows.cu's warp_rows_bounded: 256 threads (and eight blocks an SM) for one chunk a lane in float32,
+    # or in a 2-byte type with 8 lanes or more; none elsewhere (a bound alone let ptxas take more registers)
+    bounded = {"softmax_warp_rows<float, float, false, 8, 1>": 256,
+               "softmax_warp_rows<float, float, true, 1, 1>": 256,
+               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 32, 1>": 256,
+               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 4, 1>": None,
+               "softmax_warp_rows<__nv_bfloat16, float, false, 8, 1>": None,
+               "softmax_warp_rows<double, double, false, 8, 1>": None,
+               "softmax_warp_rows<float, float, false, 32, 4>": None}
+    assert thread_bounds("warp_rows", bounded) == bounded
 
 
 def test_log_softmax_is_built_for_the_variants_that_compute_it():

@@ -26,9 +26,9 @@ def test_row_paths_reach_their_launch(path, dtype, aligned):
     for n in _row_lengths(fewest, most, dtype):
         for m in (1, rows):
             launch = Planner(H100).pick(m, n, (dtype, dtype), fake_facts, aligned)
-            lanes_or_chunks, cluster = (launch.knobs + (None,))[:2]
-            reached = {"warp_rows_sub_warp": launch.variant == "warp_rows" and lanes_or_chunks < 32,
-                       "warp_rows_full_warp": launch.variant == "warp_rows" and lanes_or_chunks == 32,
+            lanes, cluster = launch.knobs[0], launch.knobs[-1]  # warp_rows (G, K); split_row (K, R, C)
+            reached = {"warp_rows_sub_warp": launch.variant == "warp_rows" and lanes < 32,
+                       "warp_rows_full_warp": launch.variant == "warp_rows" and lanes == 32,
                        "split_row_block": launch.variant == "split_row" and cluster == 1,
                        "split_row_cluster": launch.variant == "split_row" and cluster > 1,
                        "two_pass": launch.variant == "two_pass"}
