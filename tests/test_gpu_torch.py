@@ -33,23 +33,25 @@ def generator():
 @pytest.mark.parametrize("shape, dim", [((64, 1000), -1), ((8, 50257), 1), ((6, 70), 0)],
                          ids=["warp_rows_rows", "split_row_long_rows", "dim0_strided_in_place"])
 def test_forward_and_gradient_match_torch(generator, ours, theirs, dtype, rtol, atol, shape, dim):
-    """The forward against torch's; the gradient against torch's in float64, within the reference's tolerance.
+    """The forward against torch's in float64; the gradient against the float64 reference of the y and dy
+    it is given, within the reference's tolerance.
 
-    torch's float32 gradient is no reference for ours: both sum 50257 terms in
-    float32 (log_softmax: dy - exp(y) sum(dy)), and their difference passed a
-    fixed atol on some seeds and not others.
+    Neither torch's gradient in the same dtype nor its float64 one is a reference for ours: in float32
+    both sum 50257 terms (log_softmax: dy - exp(y) sum(dy)) and their difference passed a fixed atol on
+    some seeds and not others; in float64 torch starts from an exact y, and ours from y rounded to
+    bfloat16, which alone moved dx by 1.45x the tolerance (dim 0 log_softmax, torch seed
+    3957510866545756, H100, 2026-11-23).
     """
     x = (torch.randn(shape, device="cuda", generator=generator) * 3).to(dtype)
     dy = torch.randn(shape, device="cuda", generator=generator).to(dtype)
-    mine, ref = x.clone().requires_grad_(), x.double().requires_grad_()
+    mine, ref = x.clone().requires_grad_(), x.double()
     y, y_ref = ours(mine, dim), theirs(ref, dim)
     torch.testing.assert_close(y, y_ref.to(dtype), rtol=rtol, atol=atol)
     (g,) = torch.autograd.grad(y, mine, dy)
-    (g_ref,) = torch.autograd.grad(y_ref, ref, dy.double())
     op = registry.SOFTMAX_BACKWARD if theirs is torch.softmax else registry.LOG_SOFTMAX_BACKWARD
-    y64, dy64 = y_ref.detach().cpu().numpy(), dy.double().cpu().numpy()
-    reference.assert_close(g.double().cpu().numpy(), g_ref.cpu().numpy(), NUMPY[dtype], op,
-                           reference.gradient_scale(y64, dy64, op, axis=dim))
+    y_in, dy_in = y.detach().double().cpu().numpy(), dy.double().cpu().numpy()
+    reference.assert_close(g.double().cpu().numpy(), reference.GRADIENTS[op](y_in, dy_in, axis=dim), NUMPY[dtype],
+                           op, reference.gradient_scale(y_in, dy_in, op, axis=dim))
 
 
 @pytest.mark.parametrize("ours", [f for f, _ in FUNCTIONS], ids=IDS)
