@@ -281,10 +281,11 @@ class SplitLayout:
     few_k: int = 0  # with R > 1: K of the launches on clusters, one thread per logical thread
 
     def cut(self, c: int) -> tuple:
-        """(knobs, the row's threads, S) of the launch on clusters of c blocks."""
+        """(knobs, the row's threads, S, again) of the launch on clusters of c blocks; again: its outputs come
+        from the row's (max, sum) alone (a launch on clusters of a folded layout: kernels/split_row.cu)."""
         if self.fold == 1 or c == 1:
-            return (self.k, self.fold, c), self.threads, self.extra
-        return (self.few_k, 1, c), self.threads * self.fold, 0
+            return (self.k, self.fold, c), self.threads, self.extra, False
+        return (self.few_k, 1, c), self.threads * self.fold, 0, True
 
 
 FactsFn = Callable[[str, tuple], KernelFacts]  # (variant name, knobs) -> attributes
@@ -539,8 +540,8 @@ class Planner:
         it into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
         chunks = self._chunks(n, pair, aligned)
         layout = self._split_layout(v, n, chunks, pair, facts, op)
-        launches = [self._cluster_launch(v, m, knobs, block, extra, again=layout.fold > 1 and knobs[-1] > 1)
-                    for knobs, block, extra in self.split_cuts(v, layout, facts)]
+        launches = [self._cluster_launch(v, m, knobs, block, extra, again)
+                    for knobs, block, extra, again in self.split_cuts(v, layout, facts)]
         if not launches:  # the layout's own C serves by construction; a guard should the kernels' limits differ
             raise UnsuitableVariant(f"{v.name}: no cluster size cuts a row of {n} {pair[0].name} into blocks "
                                     f"its kernels launch ({layout.threads} threads a row, {layout.k} chunks a thread)")
@@ -559,15 +560,15 @@ class Planner:
         return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
 
     def split_cuts(self, v, layout: SplitLayout, facts):
-        """(knobs, blockDim.x, S) for each C of the layout's sizes that cuts its row into blocks of whole warps
-        that its kernel launches and an SM holds."""
+        """(knobs, blockDim.x, S, again) for each C of the layout's sizes that cuts its row into blocks of whole
+        warps that its kernel launches and an SM holds."""
         for c in layout.sizes:
-            knobs, threads, extra = layout.cut(c)
+            knobs, threads, extra, again = layout.cut(c)
             kernel = facts(v.name, knobs)
             block = threads // c
             if (threads % (32 * c) == 0 and block <= _block_most(kernel)
                     and self.blocks_per_sm(block, kernel, (extra or 0) * block * 16) > 0):
-                yield knobs, block, extra
+                yield knobs, block, extra, again
 
     def _split_layout(self, v, n, chunks, pair, facts, op) -> SplitLayout:
         """split_row's layout of a row: the chunks a thread keeps in registers (K) and in shared memory (S,
@@ -616,7 +617,8 @@ class Planner:
             return layout  # see SPLIT_FOLD
         few = [kk for kk, r, cc in v.knob_sets(op)
                if r == 1 and cc > 1 and kk <= SPLIT_FOLD_ITEMS and kk * threads * SPLIT_FOLD >= chunks]
-        if few and threads <= _block_most(facts(v.name, (k, SPLIT_FOLD, 1))):
+        folded = (k, SPLIT_FOLD, 1)
+        if few and folded in v.knob_sets(op) and threads <= _block_most(facts(v.name, folded)):
             return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
         return layout
 
@@ -661,7 +663,7 @@ class Planner:
         # 56% (H100, 2026-11-22, two_pass then two launches; 64% now).
         if c > 1 or backward:
             return None
-        k = max(k for k, _, _ in v.knobs)
+        k = max(k for k, _, _ in v.knob_sets(op))
         kernel = facts(v.name, (k, 1, c))
         threads = _block_most(kernel)
         extra = _ceil_div(chunks, threads) - k

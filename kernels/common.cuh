@@ -513,7 +513,6 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, 1, true> {
 
 template <typename A, typename T, int K, bool LOG, int R> struct Held<A, T, K, LOG, R, false> {
     static constexpr int chunks = K;
-    static constexpr bool keeps = false;
     Vec<T> v[K];
     Normalize<A, T, LOG> prob;
     A scale;

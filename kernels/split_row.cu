@@ -29,7 +29,8 @@
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
 // alone (csm::Held), in the block (R > 1) and in the clusters (`again`).
 //
-// Limits: N + V - 1 <= (K + S) * T * V, V = 16 / sizeof(Tin), T <= 16384;
+// Limits: N + V - 1 <= (K + S) * C * blockDim.x * V, V = 16 / sizeof(Tin),
+// T <= 16384;
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
@@ -144,9 +145,12 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 
 // `again`: write every output from the row's (max, sum) alone, never from
 // kept exponentials: a launch on clusters of a row whose one-block launch
-// folds (csm::Held). It picks the row loop's Held type once a launch: a
-// select an element took the float32 K = 8 cluster kernels from 69 to 96
-// registers (sm_90); two loops take the registers of the larger.
+// folds (csm::Held). It picks the row loop's Held type once a launch (two
+// loops take the registers of the larger); choosing it per element took the
+// float32 K = 8 cluster kernels from 69 to 96 registers (sm_90), and even
+// once a launch it cost K = 8 and float64 kernels registers they cannot
+// spare, so only float-accumulating K <= 4 compile it (the planner's folds
+// launch no other).
 template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,

@@ -54,7 +54,8 @@ ROW_SHAPES = [
     ("n1000_a_warp_or_a_block", 5, 1000, True),
     ("n4097_block_tail", 3, 4097, False),
     ("n32000_split_row_clusters", 2, 32000, True),
-    ("m132_n50257_split_row_shared_memory_part", 132, 50257, False),
+    ("m132_n50257_split_row_shared_memory_part", 132, 50257, False),  # a block folding four logical threads
+    ("n50257_split_row_fold_on_clusters", 2, 50257, True),  # the same layout on clusters, `again`
     ("n150001_clusters_of_16", 2, 150_001, False),
     ("n524291_two_pass", 2, 2**19 + 3, True),
 ]

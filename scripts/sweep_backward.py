@@ -4,7 +4,7 @@ For each shape: a copy of the gradient's 3 M N bytes (as 1.5 M N read and
 written), then each split_row softmax_backward launch whose cluster holds a
 row in registers, checked against the float64 reference on sample rows and
 timed with bench.median_ms; the planner's pick is starred. One line a
-candidate: knobs (K, C), threads, registers, time, % of copy, error ratio.
+candidate: knobs (K, R, C) (R = 1: the gradients fold no rows), threads, registers, time, % of copy, error ratio.
 Usage: python scripts/sweep_backward.py [M N dtype]...   (default: the shapes below)
 """
 import sys

@@ -54,9 +54,8 @@ def candidates(planner, m, n, pair, facts):
         layout = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
     except UnsuitableVariant:
         return
-    for knobs, block, extra in planner.split_cuts(v, layout, facts):
+    for knobs, block, extra, again in planner.split_cuts(v, layout, facts):
         c = knobs[-1]
-        again = layout.fold > 1 and c > 1
         yield Launch("split_row", knobs, m * c, block, extra * block * 16, (numpy.int32(extra), numpy.int32(again)))
 
 
