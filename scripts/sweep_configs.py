@@ -34,30 +34,29 @@ def candidates(planner, m, n, pair, facts):
     for g, k in registry_knobs("warp_rows"):
         if g * k >= chunks and (g * k) // 2 < chunks:
             yield Launch("warp_rows", (g, k), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
-    for k, r, c in registry_knobs("split_row"):
+    v = VARIANTS["split_row"]
+    for knobs in registry_knobs("split_row"):
+        k, r, c = knobs
         if r > 1 or (c > 1 and planner.device.compute_capability < (9, 0)):
             continue  # folds: only in the planner's own layouts below
         per = _ceil_div(chunks, c)
-        kernel = facts("split_row", (k, r, c))
+        kernel = facts("split_row", knobs)
         threads = _round_up(_ceil_div(per, k), 32)
         most = min(1024, kernel.max_threads // 32 * 32)
         if threads <= most:
-            yield Launch("split_row", (k, r, c), m * c, threads, 0, (numpy.int32(0), numpy.int32(0)))
+            yield planner._cluster_launch(v, m, knobs, threads, 0)
         elif k == 8:
             extra = _ceil_div(per, most) - k
             if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
-                yield Launch("split_row", (k, r, c), m * c, most, extra * most * 16, (numpy.int32(extra), numpy.int32(0)))
+                yield planner._cluster_launch(v, m, knobs, most, extra)
     # The planner's own layout for the row (its threads, K and S for every number of rows), cut by every C
     # that whole warps allow: the launches it chooses among by the number of rows.
-    v = VARIANTS["split_row"]
     try:
         layout = planner._split_layout(v, n, chunks, pair, facts, SOFTMAX)
     except UnsuitableVariant:
         return
     for knobs, block, extra, again in planner.split_cuts(v, layout, facts):
-        c = knobs[-1]
-        yield Launch("split_row", knobs, m * c, block, extra * block * 16, (numpy.int32(extra), numpy.int32(again)))
-
+        yield planner._cluster_launch(v, m, knobs, block, extra, again)
 
 class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
