@@ -64,6 +64,11 @@ REGISTER_THREADS = (
 # launch-shapes-sweep-h100.txt): at N = 32 float32 (8 chunks) one chunk per
 # lane ran at 96% of copy, two at 85%; at N = 100 (25 chunks) two 97%, one 90%;
 # at N = 256 bfloat16 (32 chunks) two 88%, one 89%.
+# A block for each WARP_ROWS_THREADS / G rows, not a grid of the blocks
+# resident at once looping over the rows: H100, 2026-11-23, auto's launch in
+# one timing with the copy (docs/perf/warp-rows-grid-h100.txt): 262144 x 100
+# float32 (16, 2) 91.0% of copy on the resident grid, 96.9% a block per 16
+# rows; 262144 x 64 (8, 2) 95.4% -> 97.6%.
 WARP_ROWS_THREADS = 256
 WARP_ROWS_ITEMS = (
     (8, 1),
@@ -531,9 +536,7 @@ class Planner:
         knobs = fitting[0]
         kernel = facts(v.name, knobs)
         threads = min(WARP_ROWS_THREADS, kernel.max_threads // 32 * 32)
-        blocks = _ceil_div(m, threads // knobs[0])
-        resident = self.blocks_per_sm(threads, kernel, 0) * self.device.sms
-        return Launch(v.name, knobs, min(blocks, resident, MAX_GRID), threads, 0)
+        return Launch(v.name, knobs, min(_ceil_div(m, threads // knobs[0]), MAX_GRID), threads, 0)
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
         """split_row: the row's layout from the row alone (_split_layout), then the cluster size C that cuts

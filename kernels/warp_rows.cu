@@ -6,8 +6,9 @@
 // written once with 16-byte stores; the row's max comes from a butterfly over
 // the G lanes, then its sum from a second over their sums rescaled to that max.
 // It writes softmax, or log_softmax with LOG, of scale * x over the positions
-// a mask keeps (common.cuh, Fused). The grid is persistent: resident blocks
-// loop over groups of rows.
+// a mask keeps (common.cuh, Fused). A block takes blockDim.x / G rows; blocks
+// loop over further groups of rows only past the grid limit (a grid of the
+// resident blocks looping over the rows was 3-6 points slower: planner.py).
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
@@ -17,7 +18,7 @@
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
-// grid = min(ceil(rows / rows per block), resident blocks); no shared memory;
+// any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides.
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"

@@ -28,7 +28,7 @@ SHAPES = [
     ("n4097_split_row_block_tail", 3, 4097),
     ("n50257_split_row_cluster", 2, 50257),
     ("m1_single_row", 1, 2049),
-    ("m5000_persistent_warp_rows", 5000, 67),
+    ("m5000_many_rows_warp_rows", 5000, 67),
     ("n32000_half_rows_past_one_block_cluster", 4, 32000),  # half precision: y and dy outgrow a block's registers
     ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters in every type; two_pass by name
 ]

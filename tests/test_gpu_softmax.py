@@ -9,6 +9,8 @@ numbers (standard normal x 3) each run; the seed is printed for replay.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy
 import pytest
 
@@ -38,7 +40,7 @@ SHAPES = [
     ("n16383_registers_cap_minus_one", 2, 16383),
     ("n50257_vocab_past_registers", 2, 50257),
     ("m1_single_row", 1, 2049),
-    ("m5000_many_rows_persistent_grid", 5000, 67),
+    ("m5000_many_rows", 5000, 67),
 ]
 
 # Layouts: x contiguous; x a view one element in (x[:, 1:], misaligned for 16-byte
@@ -97,6 +99,26 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
     reference.assert_close(cupy.asnumpy(out), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
     if layout == "x_and_out_offset_views":  # the column before the view must stay untouched
         assert bool(cupy.isnan(out_base[:, 0]).all())
+
+
+# (id naming the path, M, N, dtype): launches whose blocks take more rows than the grid has blocks
+# (auto launches a block per row group; only past the grid limit do its blocks loop)
+LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32), ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64),
+         ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16),
+         ("split_row_cluster", 9, 50257, dtypes.FLOAT32)]
+
+
+@pytest.mark.parametrize("case", LOOPS, ids=[c[0] for c in LOOPS])
+def test_blocks_loop_over_rows_past_a_short_grid(rng, case):
+    _, m, n, dtype = case
+    x = draw(rng, (m, n), dtype)
+    out = poisoned((m, n), dtype)
+    kernel, launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), api.rows_aligned(x))
+    blocks = launch.knobs[-1] if launch.variant == "split_row" else 1  # a whole cluster a row
+    short = dataclasses.replace(launch, grid=3 * blocks)
+    assert short.grid < launch.grid  # every block takes several rows
+    api.launch_rows(kernel, short, x, out)
+    reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
 
 
 def extreme_rows(rng, n, dtype):
