@@ -215,7 +215,11 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
         from cupy.cuda import driver
 
         per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, launch.block, launch.smem)
-        launch = dataclasses.replace(launch, grid=min(launch.grid, per_sm * p.device.sms))
+        most = per_sm * p.device.sms // launch.unit * launch.unit  # whole rows of a grid launch's blocks
+        if most == 0:
+            raise RuntimeError(f"{launch.variant} {launch.knobs}: the GPU holds {per_sm * p.device.sms} blocks of "
+                               f"{launch.block} threads at once, fewer than the {launch.unit} a row needs")
+        launch = dataclasses.replace(launch, grid=min(launch.grid, most))
     return _remember(key, (kernel, launch))
 
 
@@ -293,13 +297,15 @@ def keep_while_capturing(arrays) -> None:
 
 
 def run(kernel, launch: Launch, args: tuple) -> None:
-    """Launch `kernel` on args; one with a workspace gets it zeroed after them, cooperatively."""
+    """Launch `kernel` on args; one with a workspace gets it after them (zeroed as far as launch.zeroed says),
+    cooperatively."""
     import cupy
 
     if not launch.workspace:
         kernel((launch.grid,), (launch.block, launch.block_y), args, shared_mem=launch.smem)
     else:
-        workspace = cupy.zeros(launch.workspace, numpy.uint8)
+        workspace = cupy.empty(launch.workspace, numpy.uint8)
+        workspace.data.memset_async(0, launch.workspace if launch.zeroed is None else launch.zeroed)
         args = (*args, workspace)
         kernel.kernel((launch.grid,), (launch.block,), args, shared_mem=launch.smem, enable_cooperative_groups=True)
     keep_while_capturing(args)

@@ -145,6 +145,28 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # registers for 1024 threads).
 SPLIT_FOLD = 4
 SPLIT_FOLD_ITEMS = 4
+# Rows whose pick is a cluster: split_row on the grid instead (C = 0), the
+# row's T threads in blocks of SPLIT_GRID_THREADS (more where the row's tree
+# needs a warp per group of 32 warps) anywhere on the GPU, a cooperative
+# launch with the warp values through global memory: the same tree, so the
+# same bits. The H100 holds 7 clusters of 16 one-block-an-SM blocks at once
+# (112 of 132 SMs), and a cluster's blocks wait for each other on SMs that
+# could stream other rows. By the chunks a row spans, the fewest rows that take
+# it, up to SPLIT_GRID_MAX_ROWS. H100, 2026-11-23 (scripts/probe_grid_rows.py,
+# docs/perf/split-row-grid-h100.txt), float32, % of copy, clusters -> grid:
+SPLIT_GRID_FROM_ROWS = (
+    # 65536 float32 (16384 chunks) 32 rows 69% -> 61%, 50257 88% -> 80%,
+    # 32000 64% -> 59%; 65536 bfloat16 58% -> 54%: never
+    (32063, INF),
+    # 128256 float32 (32064 chunks): 16 rows 63% -> 61%, 32 rows 61% -> 69%,
+    # 128 rows 77% -> 84%
+    (65535, 32),
+    # 262144 float32 (65536 chunks): 8 rows 62% -> 61%, 16 rows 59% -> 69%,
+    # 32 rows 65% -> 74%, 128 rows 80% -> 85%
+    (INF, 16),
+)
+SPLIT_GRID_MAX_ROWS = 256  # the most rows measured: 256 x 262144 83% -> 87%, x 128256 85% -> 87%
+SPLIT_GRID_THREADS = 256
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
@@ -272,6 +294,8 @@ class Launch:
     args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
     workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
+    unit: int = 1  # the grid stays a multiple of it (split_row: the blocks of a row, a cluster's or on the grid)
+    zeroed: int | None = None  # bytes of the workspace's start to zero; None: all of it
 
 
 @dataclass(frozen=True)
@@ -560,7 +584,36 @@ class Planner:
                 if roomy := [launch for launch in launches if resident[launch] >= floor]:
                     launches = roomy
                     break
-        return min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
+        best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
+        return self._grid_launch(v, m, chunks, pair, layout, best, facts, op) or best
+
+    def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
+        """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
+        SPLIT_GRID_FROM_ROWS and SPLIT_GRID_MAX_ROWS say so and the blocks fit; else None."""
+        if (best.knobs[-1] <= 1 or op in registry.BACKWARD
+                or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
+            return None
+        knobs, threads, extra, again = layout.cut(0)
+        if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % 32:
+            return None
+        kernel = facts(v.name, knobs)
+        # a block has a warp for each group of 32 warps of the row (RowTree's group level), in whole warps of T
+        warps = threads // 32  # the row's
+        least = max(SPLIT_GRID_THREADS // 32, _ceil_div(warps, 32))
+        per_block = next((w for w in range(least, 33) if warps % w == 0), None)
+        if per_block is None:
+            return None
+        block, blocks = 32 * per_block, warps // per_block
+        smem = extra * block * 16
+        slots = self.blocks_per_sm(block, kernel, smem) * self.device.sms // blocks  # rows at once
+        if block > _block_most(kernel) or slots == 0:
+            return None
+        # a count per row (16-byte aligned; zeroed), then a (max, sum) per warp of each row: csm::GridBoard
+        counts = _round_up(4 * m, 16)
+        workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
+        return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,
+                      (numpy.int32(extra), numpy.int32(again), numpy.int32(blocks)), workspace=workspace, unit=blocks,
+                      zeroed=counts)
 
     def split_cuts(self, v, layout: SplitLayout, facts):
         """(knobs, blockDim.x, S, again) for each C of the layout's sizes that cuts its row into blocks of whole
@@ -587,7 +640,7 @@ class Planner:
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
-        sizes = sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] == 1 or clusters})
+        sizes = sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] == 1 or (clusters and knobs[-1] > 1)})
 
         def holding(sizes):  # the smallest C first
             return [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
@@ -599,7 +652,7 @@ class Planner:
         if not layouts and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
             # registers (a half-precision row of 3329 chunks at 151 registers a thread)
-            clusters, sizes = True, sorted({knobs[-1] for knobs in v.knob_sets(op)})
+            clusters, sizes = True, sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] >= 1})
             layouts = holding(sizes)
         if not layouts:
             where = "one block's registers" if sizes[-1] == 1 else f"a cluster of {sizes[-1]} blocks' registers"
@@ -683,8 +736,8 @@ class Planner:
         # persistent grid sized from an estimate could leave a late tail.
         grid = min(m, MAX_GRID // c) * c
         if extra is None:
-            return Launch(v.name, knobs, grid, threads, 0)
-        return Launch(v.name, knobs, grid, threads, extra * threads * 16, (numpy.int32(extra), numpy.int32(again)))
+            return Launch(v.name, knobs, grid, threads, 0, unit=c)
+        return Launch(v.name, knobs, grid, threads, extra * threads * 16, (numpy.int32(extra), numpy.int32(again)), unit=c)
 
     def _row_in_two_passes(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)

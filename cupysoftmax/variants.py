@@ -46,6 +46,9 @@ class Variant:
     # Variants whose last knob is a cluster size C: C > 1 instantiates this
     # __cluster_dims__(C) template (sm_90 and later), C = 1 the plain one without C.
     cluster_template: str = ""
+    # ... and C = 0 this one without C: a row's blocks anywhere on the grid,
+    # their count given at run time (a cooperative launch with a workspace).
+    grid_template: str = ""
     # The ops its kernels compute. A variant with log_softmax takes `bool LOG`
     # as the template parameter after the two types; the classic variants,
     # there to compare softmax kernels, compute softmax only. A variant with
@@ -53,7 +56,8 @@ class Variant:
     ops: tuple[str, ...] = (SOFTMAX,)
     # The knob sets the backward kernels compile where not all of `knobs` (None: all).
     backward_knobs: tuple[tuple[int, ...], ...] | None = None
-    # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds).
+    # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds and its grid
+    # launches, which cut only layouts of clusters).
     cluster_only: tuple[tuple[int, ...], ...] = ()
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
@@ -72,8 +76,12 @@ class Variant:
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
 
+    def gridded(self, knobs) -> bool:
+        return bool(self.grid_template) and knobs[-1] == 0
+
     def name_expression(self, pair, knobs=(), op: str = SOFTMAX) -> str:
-        template = self.cluster_template if self.clustered(knobs) else self.template
+        template = (self.cluster_template if self.clustered(knobs)
+                    else self.grid_template if self.gridded(knobs) else self.template)
         if op in BACKWARD:
             template += "_backward"
         if self.cluster_template and not self.clustered(knobs):
@@ -85,6 +93,7 @@ class Variant:
 
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1),)  # compiled for every pair; the planner folds no float64 row
+SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8))  # C = 0: the row's blocks anywhere on the grid
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -128,12 +137,15 @@ VARIANTS: dict[str, Variant] = {
         ),
         Variant(
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
-            "a row split over a cluster of 1 to 16 blocks, registers plus shared memory, partials over DSMEM",
+            "a row split over a cluster of 1 to 16 blocks (few long rows: blocks anywhere on the grid), registers plus shared memory, partials over DSMEM (global memory)",
             "past the peers", reads=1,
             # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
-            # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none
-            knobs=SPLIT_UNFOLDED + SPLIT_FOLDED, backward_knobs=SPLIT_UNFOLDED, cluster_only=SPLIT_FOLDED,
-            cluster_template="softmax_split_row_cluster",
+            # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
+            # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
+            # forward only, compiled where clusters exist (the layouts it cuts)
+            knobs=SPLIT_UNFOLDED + SPLIT_FOLDED + SPLIT_GRID, backward_knobs=SPLIT_UNFOLDED,
+            cluster_only=SPLIT_FOLDED + SPLIT_GRID,
+            cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(

@@ -26,8 +26,9 @@
 //   cache, strided_smem's slices).
 // - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
 //   variants that split a row or a column over several blocks.
-// - RowTree: a row's partials over a block or a cluster along one tree
-//   that depends on the row's thread count alone (split_row).
+// - RowTree: a row's partials over a block, a cluster or blocks anywhere on
+//   the grid (GridBoard) along one tree that depends on the row's thread
+//   count alone (split_row).
 // - merge_pairs: the (max, sum) of pairs in shared memory, in order (strided's
 //   and strided_smem's columns over a block's row-threads and a cluster).
 //
@@ -774,6 +775,43 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
     return v;
 }
 
+// -- a row's blocks anywhere on the grid (split_row with C = 0) -----------------
+//
+// The workspace of a launch whose rows are split over blocks anywhere on the
+// grid: a 32-bit count per row (zeroed before the launch), padded to 16
+// bytes, then `warps` values per row. Each warp's lane 0 writes its value;
+// after a block barrier, thread 0 fences, counts the block in and waits until
+// the row's count reaches its blocks (every block resident: a cooperative
+// launch), then the block reads the values past L1 (ld.global.cg).
+template <typename A> __device__ __forceinline__ A load_cg(const A* p) { return __ldcg(p); }
+template <typename A> __device__ __forceinline__ MaxSum<A> load_cg(const MaxSum<A>* p) {
+    return {__ldcg(&p->m), __ldcg(&p->s)};
+}
+
+template <typename V> struct GridBoard {
+    unsigned* counts;
+    V* values;
+    int warps;  // values a row
+    __device__ __forceinline__ GridBoard(void* workspace, long long rows, int warps_)
+        : counts(static_cast<unsigned*>(workspace)),
+          values(reinterpret_cast<V*>(static_cast<char*>(workspace) + (rows * 4 + 15) / 16 * 16)),
+          warps(warps_) {}
+    __device__ __forceinline__ void write(long long row, int warp, const V& v) const {
+        values[row * warps + warp] = v;
+    }
+    __device__ __forceinline__ void wait(long long row, int blocks) const {
+        __syncthreads();  // the block's values, then one fence by the thread that counts them in (CUTLASS's barrier)
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicAdd(&counts[row], 1u);
+            while (*reinterpret_cast<volatile unsigned*>(&counts[row]) < static_cast<unsigned>(blocks)) __nanosleep(32);
+            __threadfence();  // the counted values before reading them
+        }
+        __syncthreads();
+    }
+    __device__ __forceinline__ V read(long long row, int warp) const { return load_cg(&values[row * warps + warp]); }
+};
+
 // -- one reduction tree for a row over a block or a cluster (split_row) ----------
 //
 // A row's T logical threads: thread t of cluster rank c is the row's thread
@@ -789,14 +827,26 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
 // nothing, so there is none. Where each lane reads from is worked out once
 // (the division worked out a row cost split_row's float32 K = 8 cluster
 // kernels about 10 registers, 79 against 69, sm_90).
+//
+// C = 0: the row's `blocks` blocks lie anywhere on the grid (all of it
+// resident: a cooperative launch), and the warp values go through a board in
+// global memory instead of distributed shared memory: a count per row of the
+// blocks that have written, then a value per logical warp of each row
+// (GridBoard). Each block writes its warps' values, counts itself in, waits
+// for the row's count, and reads the same logical warps a cluster's lanes
+// would: the same tree, so the same bits as any C that gives the same T.
 template <int C, int R = 1> struct RowTree {
     static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
     int count = 1;             // groups of 32 warps in the row
-    int slot = 0, rank = -1;   // C > 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
-    __device__ __forceinline__ RowTree() {
-        const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * C * R;
+    int slot = 0, rank = -1;   // C != 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
+    int blocks = C;            // the row's blocks (C = 0: given at run time)
+    void* board = nullptr;     // C = 0: GridBoard's workspace for `rows` rows
+    long long rows = 0;
+    __device__ __forceinline__ RowTree(int blocks_ = C, void* board_ = nullptr, long long rows_ = 0)
+        : blocks(C ? C : blocks_), board(board_), rows(rows_) {
+        const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * blocks * R;
         count = (total + 31) / 32;
-        if constexpr (C > 1) {
+        if constexpr (C != 1) {
             const int w = (count == 1 ? 0 : static_cast<int>(threadIdx.x >> 5)) * 32 + static_cast<int>(threadIdx.x & 31);
             if (w < total) slot = w % per_block, rank = w / per_block;
         }
@@ -809,18 +859,26 @@ template <int C, int R = 1> struct RowTree {
     // with R = 2 93% of copy against 95%).
     template <typename V, typename Level>
     __device__ __forceinline__ V reduce(const V (&v)[R], Level level, V identity, V (&warps)[2][32 * R],
-                                        V (&groups)[2][16], int parity) const {
+                                        V (&groups)[2][16], int parity, long long row = 0) const {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
+        const auto grid = [&] { return GridBoard<V>(board, rows, per_block * blocks); };  // C = 0 alone
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const V w = level(v[r]);
-            if (lane == 0) warps[parity][r * per_block + warp] = w;
+            if constexpr (C == 0) {
+                if (lane == 0) grid().write(row, static_cast<int>(blockIdx.x % blocks) * per_block + warp, w);
+            } else if (lane == 0) {
+                warps[parity][r * per_block + warp] = w;
+            }
         }
         V g;
         if constexpr (C == 1) {
             __syncthreads();
             const int w = (count == 1 ? 0 : warp) * 32 + lane;
             g = level(w < per_block * R ? warps[parity][w] : identity);
+        } else if constexpr (C == 0) {
+            grid().wait(row, blocks);
+            g = level(rank >= 0 ? grid().read(row, rank * per_block + slot) : identity);
         } else {
             cluster_sync();
             g = level(rank >= 0 ? cluster_load(&warps[parity][slot], rank) : identity);

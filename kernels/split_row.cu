@@ -13,6 +13,12 @@
 // than one block per row would. It writes softmax, or log_softmax with LOG,
 // of scale * x over the positions a mask keeps (common.cuh, Fused).
 //
+// On the grid (C = 0, softmax_split_row_grid): the row's T threads in
+// `blocks` blocks anywhere on the GPU instead of a cluster (which the H100
+// places 7 at a time for 16 one-block-an-SM blocks), a cooperative launch;
+// the warp pairs go through a workspace in global memory (csm::GridBoard) and
+// the tree is the same, so the bits are those of the cluster launch.
+//
 // Folds (R > 1, one block): thread t stands for the row's R logical threads
 // t + r * blockDim.x, T = R * blockDim.x of them, and its chunk j belongs to
 // logical thread t + (j % R) * blockDim.x, which thus owns the chunks
@@ -27,7 +33,8 @@
 // S, by the row alone and picks only C (with R) by the number of rows; a
 // logical thread's chunks and the tree follow from T, so a row's bits do not
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
-// alone (csm::Held), in the block (R > 1) and in the clusters (`again`).
+// alone (csm::Held), in the block (R > 1) and in the clusters and on the
+// grid (`again`).
 //
 // Limits: N + V - 1 <= (K + S) * C * blockDim.x * V, V = 16 / sizeof(Tin),
 // T <= 16384;
@@ -35,7 +42,8 @@
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
-// the loader sets.
+// the loader sets. C = 0: forward only, compiled for sm_90 (it cuts layouts of
+// clusters), a block at least a warp for each group of 32 warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward): each thread holds
 // its chunks of y and dy in registers (K of each, no shared-memory part), the
@@ -48,7 +56,10 @@
 // (nonzero: clusters write every output from the row's (max, sum); honoured
 // for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
-// max_dynamic_shared_size_bytes). Backward: no S, no `again` and no dynamic
+// max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x) and
+// the workspace, its first round_up(4 * rows, 16) bytes zeroed (a count per
+// row), then rows * T / 32 pairs; gridDim.x a multiple of `blocks`, every
+// block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
 // shared memory; y and dy rows start at the same offset from a 16-byte
 // boundary.
 #include "common.cuh"
@@ -59,18 +70,18 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                                            long long n, long long x_row_stride, long long y_row_stride,
                                            const csm::Fused& fused, int smem_chunks,
                                            csm::MaxSum<csm::acc_t<Tin, Tout>> (&warp_pairs)[2][32 * R],
-                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][16]) {
+                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][16],
+                                           const csm::RowTree<C, R>& tree) {
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
     constexpr int V = csm::Vec<Tin>::size;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
-    const long long clusters = gridDim.x / C;
+    const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
-    const int threads = C * b, first = static_cast<int>(blockIdx.x % C) * b + t;  // the row's threads, this one
+    const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
     const auto level = [](State p) { return csm::warp_max_sum(p); };
-    const csm::RowTree<C, R> tree;
     // f(j, r) for each chunk K + j kept in shared memory, r its fold (a
     // constant once the inner loop is unrolled, so partials stay in registers)
     const auto each_cached = [&](auto f) {
@@ -80,7 +91,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                 if (j0 + i < smem_chunks) f(j0 + i, (K + i) % R);
     };
     int parity = 0;
-    for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
+    for (long long row = blockIdx.x / tree.blocks; row < rows; row += clusters, parity ^= 1) {
         const Tin* xr = x + row * x_row_stride;
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
@@ -117,7 +128,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         State pairs[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) pairs[r] = State{m[r], s[r]};
-        const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity);
+        const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity, row);
         held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
         // Launches with a shared-memory part store evict-first: H100, 8192 x 50257
@@ -154,18 +165,20 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
-                                          const csm::Fused& fused, int smem_chunks, bool again) {
+                                          const csm::Fused& fused, int smem_chunks, bool again,
+                                          int blocks = C, void* board = nullptr) {
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
     __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][16];
     using Kept = csm::Held<A, Tin, K, LOG, R>;  // keeps exponentials where it may (R = 1)
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
-    if (C > 1 && K <= 4 && sizeof(A) == 4 && again && csm::keep_exps<A, Tin, K, LOG>)
+    const csm::RowTree<C, R> tree(blocks, board, rows);
+    if (C != 1 && K <= 4 && sizeof(A) == 4 && again && csm::keep_exps<A, Tin, K, LOG>)
         split_rows<Tin, Tout, LOG, K, R, C, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
-                                                   warp_pairs, group_pairs);
+                                                   warp_pairs, group_pairs, tree);
     else
         split_rows<Tin, Tout, LOG, K, R, C, Kept>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
-                                                  warp_pairs, group_pairs);
+                                                  warp_pairs, group_pairs, tree);
 }
 
 // Folds (R > 1) serve one-block layouts of 1024 threads: float-accumulating
@@ -204,6 +217,25 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
                               int smem_chunks, int again) {
     split_row<Tin, Tout, LOG, K, R, C>(x, y, rows, n, x_row_stride, y_row_stride,
                                        csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0);
+}
+
+// A row over `blocks` blocks anywhere on the grid (C = 0), its warp values
+// through `board` in global memory (csm::GridBoard): a cooperative launch
+// of a multiple of `blocks` blocks, every one resident. No thread bound:
+// float32 K = 8 takes 64 registers without one (four 256-thread blocks an
+// SM), and held there by __launch_bounds__(1024) as the 16-block clusters are
+// it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144 float32: 30.1
+// against 28.0 us; a probe kernel at 64 registers either way lost 27.0 ->
+// 30.6 us to a (256, 4) bound).
+template <typename Tin, typename Tout, bool LOG, int K, int R>
+__global__ void softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+                           long long x_row_stride, long long y_row_stride, double scale,
+                           const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
+                           int smem_chunks, int again, int blocks, void* board) {
+    static_assert(R == 1, "a grid launch folds no logical threads");
+    split_row<Tin, Tout, LOG, K, R, 0>(x, y, rows, n, x_row_stride, y_row_stride,
+                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0,
+                                       blocks, board);
 }
 #endif
 

@@ -14,7 +14,8 @@ partials by the row's logical threads alone (kernels/split_row.cu: one block fol
 a thread where clusters give each its own), and two_pass slices a row by its length
 alone, so any difference fails (its message names both launches). On the H100 the split_row
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
-(the bfloat16 and float64 cases added after the last GPU run, 8f1fde6).
+(the bfloat16 and float64 cases added after the last GPU run, 8f1fde6), and the float32 rows
+of 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one.
 """
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ CASES = [
     ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_fold_or_clusters_bf16_n128256", (140, 128256), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
-    ("split_row_clusters_of_8_or_16_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
+    # clusters for few rows, blocks anywhere on the grid from 32 / 16 rows (planner: SPLIT_GRID_FROM_ROWS)
+    ("split_row_clusters_or_grid_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
+    ("split_row_clusters_or_grid_n262144", (40, 262144), -1, dtypes.FLOAT32, "auto", "split_row"),
     # other kernels' arithmetic: bfloat16 (one block of 1024 or 16 of 64), float64 (log_softmax's 640
     # threads a row not rounded: one block or 4 of 160; the gradients clusters of 4, 8 or 16)
     ("split_row_block_or_clusters_bf16_n65536", (200, 65536), -1, dtypes.BFLOAT16, "auto", "split_row"),

@@ -105,7 +105,7 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
 # (auto launches a block per row group; only past the grid limit do its blocks loop)
 LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32), ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64),
          ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16),
-         ("split_row_cluster", 9, 50257, dtypes.FLOAT32)]
+         ("split_row_cluster", 9, 50257, dtypes.FLOAT32), ("split_row_grid", 40, 262144, dtypes.FLOAT32)]
 
 
 @pytest.mark.parametrize("case", LOOPS, ids=[c[0] for c in LOOPS])
@@ -114,8 +114,7 @@ def test_blocks_loop_over_rows_past_a_short_grid(rng, case):
     x = draw(rng, (m, n), dtype)
     out = poisoned((m, n), dtype)
     kernel, launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), api.rows_aligned(x))
-    blocks = launch.knobs[-1] if launch.variant == "split_row" else 1  # a whole cluster a row
-    short = dataclasses.replace(launch, grid=3 * blocks)
+    short = dataclasses.replace(launch, grid=3 * launch.unit)  # whole rows: a cluster's blocks, or a grid launch's
     assert short.grid < launch.grid  # every block takes several rows
     api.launch_rows(kernel, short, x, out)
     reference.assert_close(cupy.asnumpy(out), expect(x), dtype)

@@ -291,17 +291,17 @@ def split_facts(name, knobs):
                                            # four logical threads a thread (16 chunks: four each)
      (8, 128256, (8, 1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
-     (32, 128256, (8, 1, 16), 256, 0, 0),  # 512 blocks, 4 resident per SM
+     (31, 128256, (8, 1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
      (64, 32000, (8, 1, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (128, 128256, (8, 1, 16), 256, 0, 0),  # no block holds a float32 row: clusters, no fold
+     (300, 128256, (8, 1, 8), 512, 0, 0),  # no block holds a float32 row: clusters, no fold (past the grid's rows)
      (8, 16384, (8, 1, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
      (4096, 16388, (8, 1, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
-         "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "32_rows_cluster16",
-         "64_rows_block_per_row", "63_rows_cluster16", "128_long_rows_cluster16", "8_rows_64KB_no_cluster",
+         "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "31_rows_cluster16",
+         "64_rows_block_per_row", "63_rows_cluster16", "300_long_rows_cluster8", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -318,6 +318,37 @@ def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(
     assert h100.plan("split_row", 63, 128256, BF16, split_facts).knobs[-1] > 1
 
 
+@pytest.mark.parametrize(
+    "m, n, pair, op, blocks, block",
+    [(32, 128256, F32, registry.SOFTMAX, 16, 256),  # 4096 threads a row: 16 blocks of 256 anywhere
+     (16, 262144, F32, registry.LOG_SOFTMAX, 32, 256),  # 8192 threads a row: 32 blocks
+     (256, 262144, F32, registry.SOFTMAX, 32, 256),  # SPLIT_GRID_MAX_ROWS
+     (20, 150001, F64, registry.SOFTMAX, 19, 512)],  # 304 warps a row, 10 groups: 16 warps a block, 19 blocks
+    ids=["n128256_from_32_rows", "n262144_log_softmax_from_16_rows", "n262144_up_to_256_rows",
+         "f64_blocks_with_a_warp_per_group"],
+)
+def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, n, pair, op, blocks, block):
+    cluster = h100.plan("split_row", 1, n, pair, split_facts, op=op)
+    launch = h100.plan("split_row", m, n, pair, split_facts, op=op)
+    assert launch.knobs == (cluster.knobs[0], 1, 0) and (launch.block, int(launch.args[2])) == (block, blocks)
+    assert row_layout(launch) == row_layout(cluster)  # the same logical threads, K and S: the same bits
+    slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), 0) * H100.sms // blocks  # rows at once
+    assert launch.unit == blocks and launch.grid == min(m, slots) * blocks
+    assert launch.zeroed == -(-4 * m // 16) * 16 and launch.workspace == launch.zeroed + m * (block * blocks // 32) * 2 * pair[1].itemsize
+
+
+@pytest.mark.parametrize(
+    "m, n, pair, op",
+    [(31, 128256, F32, registry.SOFTMAX), (15, 262144, F32, registry.SOFTMAX), (257, 262144, F32, registry.SOFTMAX),
+     (128, 65536, F32, registry.SOFTMAX), (128, 128256, BF16, registry.SOFTMAX),
+     (64, 262144, F32, registry.SOFTMAX_BACKWARD)],
+    ids=["n128256_below_32_rows", "n262144_below_16_rows", "past_256_rows", "n65536_never", "bf16_fold_never",
+         "gradients_never"],
+)
+def test_split_row_keeps_clusters_outside_the_grid_rule(h100, m, n, pair, op):
+    assert h100.plan("split_row", m, n, pair, split_facts, op=op).knobs[-1] != 0
+
+
 def test_split_row_without_clusters_keeps_one_block_per_row():
     launch = Planner(SMALL).plan("split_row", 8, 12000, F32, fake_facts)
     assert launch.knobs == (8, 1, 1) and launch.grid == 8  # and no fold: no cluster serves fewer rows
@@ -331,7 +362,7 @@ def cluster_bound_facts(name, knobs):
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
 
-@pytest.mark.parametrize("m", [8, 64, 8192], ids=["few_rows", "split_block_rows", "many_rows"])
+@pytest.mark.parametrize("m", [8, 257, 8192], ids=["few_rows", "past_the_grid_rows", "many_rows"])
 def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
     # 128256 float32: 4096 threads a row; (8, 8) would give one 512-thread block an SM
     launch = h100.plan("split_row", m, 128256, F32, cluster_bound_facts)
@@ -384,13 +415,15 @@ SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 10000
 
 
 def row_layout(launch):
-    """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R),
+    """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R,
+    or blocks x blockDim.x on the grid),
     and unless its outputs come from the row's (max, sum) alone (folds, and `again` in clusters) the chunks a
     thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
-    again = r > 1 or args[1:] == (1,)
-    return (launch.block * c * r, "again") if again else (launch.block * c * r, k, args)
+    blocks = args[2] if c == 0 else c  # a grid launch (C = 0) gives its blocks a row after S and again
+    again = r > 1 or args[1:2] == (1,)
+    return (launch.block * blocks * r, "again") if again else (launch.block * blocks * r, k, args[:2])
 
 
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
