@@ -146,10 +146,11 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 SPLIT_FOLD = 4
 SPLIT_FOLD_ITEMS = 4
 # Rows whose pick is a cluster: split_row on the grid instead (C = 0), the
-# row's T threads in blocks of SPLIT_GRID_THREADS (more where the row's tree
-# needs a warp per group of 32 warps) anywhere on the GPU, a cooperative
-# launch with the warp values through global memory: the same tree, so the
-# same bits. The H100 holds 7 clusters of 16 one-block-an-SM blocks at once
+# row's T threads in blocks of at least SPLIT_GRID_THREADS anywhere on the
+# GPU (the fewest whole warps that divide T and give a warp for each group of
+# 32 warps of the row's tree: 512 threads for T = 8704), a cooperative launch
+# with the warp values through global memory: the same tree, so the same
+# bits. float32 rows only: the rows measured. The H100 holds 7 clusters of 16 one-block-an-SM blocks at once
 # (112 of 132 SMs), and a cluster's blocks wait for each other on SMs that
 # could stream other rows. By the chunks a row spans, the fewest rows that take
 # it, up to SPLIT_GRID_MAX_ROWS. H100, 2026-11-23 (scripts/probe_grid_rows.py,
@@ -292,9 +293,9 @@ class Launch:
     block: int  # blockDim.x
     smem: int  # dynamic shared memory bytes
     args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
-    workspace: int = 0  # bytes of zeroed scratch passed after args; such a launch is cooperative
+    workspace: int = 0  # bytes of scratch passed after args (zeroed as `zeroed` says); such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
-    unit: int = 1  # the grid stays a multiple of it (split_row: the blocks of a row, a cluster's or on the grid)
+    unit: int = 1  # the grid stays a multiple of it (split_row's launches: the blocks of a row, a cluster's or on the grid)
     zeroed: int | None = None  # bytes of the workspace's start to zero; None: all of it
 
 
@@ -590,7 +591,7 @@ class Planner:
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
         SPLIT_GRID_FROM_ROWS and SPLIT_GRID_MAX_ROWS say so and the blocks fit; else None."""
-        if (best.knobs[-1] <= 1 or op in registry.BACKWARD
+        if (best.knobs[-1] <= 1 or op in registry.BACKWARD or pair[0] != dtypes.FLOAT32
                 or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
             return None
         knobs, threads, extra, again = layout.cut(0)

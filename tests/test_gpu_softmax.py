@@ -101,19 +101,21 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
         assert bool(cupy.isnan(out_base[:, 0]).all())
 
 
-# (id naming the path, M, N, dtype): launches whose blocks take more rows than the grid has blocks
-# (auto launches a block per row group; only past the grid limit do its blocks loop)
-LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32), ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64),
-         ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16),
-         ("split_row_cluster", 9, 50257, dtypes.FLOAT32), ("split_row_grid", 40, 262144, dtypes.FLOAT32)]
+# (id naming the path, M, N, dtype, split_row's C or None): launches whose blocks take more rows than the grid
+# has blocks (auto launches a block per row group; only past the grid limit do its blocks loop)
+LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32, None),
+         ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64, None),
+         ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16, 1),
+         ("split_row_cluster", 9, 50257, dtypes.FLOAT32, 16), ("split_row_grid", 40, 262144, dtypes.FLOAT32, 0)]
 
 
 @pytest.mark.parametrize("case", LOOPS, ids=[c[0] for c in LOOPS])
 def test_blocks_loop_over_rows_past_a_short_grid(rng, case):
-    _, m, n, dtype = case
+    _, m, n, dtype, c = case
     x = draw(rng, (m, n), dtype)
     out = poisoned((m, n), dtype)
     kernel, launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), api.rows_aligned(x))
+    assert (launch.variant, launch.knobs[-1]) == ("warp_rows" if c is None else "split_row", launch.knobs[-1] if c is None else c)
     short = dataclasses.replace(launch, grid=3 * launch.unit)  # whole rows: a cluster's blocks, or a grid launch's
     assert short.grid < launch.grid  # every block takes several rows
     api.launch_rows(kernel, short, x, out)
