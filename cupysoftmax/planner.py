@@ -168,6 +168,25 @@ SPLIT_GRID_FROM_ROWS = (
 )
 SPLIT_GRID_MAX_ROWS = 256  # the most rows measured: 256 x 262144 83% -> 87%, x 128256 85% -> 87%
 SPLIT_GRID_THREADS = 256
+# Rows longer than any cluster holds in registers (the layouts above find
+# none; two_pass's before): split_row on the grid too, each of the row's T
+# threads holding K chunks in registers and the rest in shared memory, T from
+# SPLIT_GRID_ROW_THREADS (whole groups of 32 warps, at most 32 groups:
+# RowTree on the grid): the T whose blocks hold the most rows at once, then
+# the larger (the device's counts, not the batch's: a row's bits do not depend
+# on it). Forward ops of float-accumulating types. One read of a row where
+# two_pass reads it twice. H100, 2026-11-23 (scripts/probe_long_rows.py,
+# docs/perf/split-row-long-rows-h100.txt), % of copy, two_pass -> the pick
+# (T, rows at once) [the others]: float32 1048576, 64 rows 64% -> 89% (16384,
+# 8) [8192 (8) 82%, 32768 (4) 77%], 16 rows 61% -> 83%, one row 33% -> 44%;
+# 1100001, 32 rows 61% -> 88% (16384, 8) [17408 threads, one 544-thread
+# block an SM (4): 66%]; 2097152, 64 rows 65% -> 83% (32768, 4) [16384 (4)
+# 74%], 8 rows 61% -> 73% [75%]; bfloat16 (80 registers at K = 8) 2097152,
+# 64 rows 62% -> 77% (8192, 8) [16384 (4) 63%], 4194304, 8 rows 57% -> 69%
+# (16384, 4). Longer rows keep two_pass (float32 4194304, 59%): a tree of more
+# groups than a block has warps reached 75% there, but took every grid launch
+# from 64 registers to 80.
+SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768)
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
@@ -567,7 +586,12 @@ class Planner:
         """split_row: the row's layout from the row alone (_split_layout), then the cluster size C that cuts
         it into blocks by the number of rows (batch invariance: kernels/split_row.cu)."""
         chunks = self._chunks(n, pair, aligned)
-        layout = self._split_layout(v, n, chunks, pair, facts, op)
+        try:
+            layout = self._split_layout(v, n, chunks, pair, facts, op)
+        except UnsuitableVariant:
+            if (launch := self._row_past_clusters(v, m, chunks, pair, facts, op)) is None:
+                raise
+            return launch
         launches = [self._cluster_launch(v, m, knobs, block, extra, again)
                     for knobs, block, extra, again in self.split_cuts(v, layout, facts)]
         if not launches:  # the layout's own C serves by construction; a guard should the kernels' limits differ
@@ -595,6 +619,26 @@ class Planner:
                 or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
             return None
         knobs, threads, extra, again = layout.cut(0)
+        return self._on_grid(v, m, knobs, threads, extra, again, pair, facts, op)
+
+    def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
+        """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None."""
+        if op in registry.BACKWARD or dtypes.accumulator(pair).itemsize != 4:
+            return None
+        k = lookup(SPLIT_ITEMS, chunks)
+
+        def on_grid(rows, threads):
+            return self._on_grid(v, rows, (k, 1, 0), threads, max(0, _ceil_div(chunks, threads) - k), False, pair,
+                                 facts, op)
+
+        # rows at once: the grid of a batch larger than any the GPU holds
+        fits = [(launch.grid // launch.unit, threads) for threads in SPLIT_GRID_ROW_THREADS
+                if (launch := on_grid(MAX_GRID, threads))]
+        return on_grid(m, max(fits)[1]) if fits else None
+
+    def _on_grid(self, v, m, knobs, threads, extra, again, pair, facts, op) -> Launch | None:
+        """A row of `threads` threads in blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared
+        memory; None where the kernel is not built here or its blocks do not fit."""
         if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % 32:
             return None
         kernel = facts(v.name, knobs)
@@ -606,8 +650,10 @@ class Planner:
             return None
         block, blocks = 32 * per_block, warps // per_block
         smem = extra * block * 16
+        if block > _block_most(kernel) or smem > self.device.smem_per_block_optin - kernel.static_smem:
+            return None
         slots = self.blocks_per_sm(block, kernel, smem) * self.device.sms // blocks  # rows at once
-        if block > _block_most(kernel) or slots == 0:
+        if slots == 0:
             return None
         # a count per row (16-byte aligned; zeroed), then a (max, sum) per warp of each row: csm::GridBoard
         counts = _round_up(4 * m, 16)

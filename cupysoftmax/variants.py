@@ -137,12 +137,13 @@ VARIANTS: dict[str, Variant] = {
         ),
         Variant(
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
-            "a row split over a cluster of 1 to 16 blocks (few long rows: blocks anywhere on the grid), registers plus shared memory, partials over DSMEM (global memory)",
+            "a row split over a cluster of 1 to 16 blocks (few long rows, and rows past a cluster: blocks anywhere on the grid), registers plus shared memory, partials over DSMEM (global memory)",
             "past the peers", reads=1,
             # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
             # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
-            # forward only, compiled where clusters exist (the layouts it cuts)
+            # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
+            # clusters exist (the layouts it cuts)
             knobs=SPLIT_UNFOLDED + SPLIT_FOLDED + SPLIT_GRID, backward_knobs=SPLIT_UNFOLDED,
             cluster_only=SPLIT_FOLDED + SPLIT_GRID,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",

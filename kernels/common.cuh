@@ -837,6 +837,10 @@ template <typename V> struct GridBoard {
 // would: the same tree, so the same bits as any C that gives the same T.
 template <int C, int R = 1> struct RowTree {
     static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
+    // groups of 32 warps a row at most: a cluster's 16 blocks of 1024 threads;
+    // on the grid the lanes of a warp (T <= 32768), each block with a warp
+    // for each group
+    static constexpr int kGroups = C == 0 ? 32 : 16;
     int count = 1;             // groups of 32 warps in the row
     int slot = 0, rank = -1;   // C != 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
     int blocks = C;            // the row's blocks (C = 0: given at run time)
@@ -859,7 +863,7 @@ template <int C, int R = 1> struct RowTree {
     // with R = 2 93% of copy against 95%).
     template <typename V, typename Level>
     __device__ __forceinline__ V reduce(const V (&v)[R], Level level, V identity, V (&warps)[2][32 * R],
-                                        V (&groups)[2][16], int parity, long long row = 0) const {
+                                        V (&groups)[2][kGroups], int parity, long long row = 0) const {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
         const auto grid = [&] { return GridBoard<V>(board, rows, per_block * blocks); };  // C = 0 alone
 #pragma unroll

@@ -17,7 +17,10 @@
 // `blocks` blocks anywhere on the GPU instead of a cluster (which the H100
 // places 7 at a time for 16 one-block-an-SM blocks), a cooperative launch;
 // the warp pairs go through a workspace in global memory (csm::GridBoard) and
-// the tree is the same, so the bits are those of the cluster launch.
+// the tree is the same, so the bits are those of the cluster launch. Rows
+// longer than a cluster holds (float32 past 524288) go there too, with up to
+// twice a cluster's threads and a shared-memory part: one read of the row,
+// where two_pass reads it twice.
 //
 // Folds (R > 1, one block): thread t stands for the row's R logical threads
 // t + r * blockDim.x, T = R * blockDim.x of them, and its chunk j belongs to
@@ -37,13 +40,14 @@
 // grid (`again`).
 //
 // Limits: N + V - 1 <= (K + S) * C * blockDim.x * V, V = 16 / sizeof(Tin),
-// T <= 16384;
+// T <= 16384 (C = 0: 32768);
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
 // the loader sets. C = 0: forward only, compiled for sm_90 (it cuts layouts of
-// clusters), a block at least a warp for each group of 32 warps of T.
+// clusters, and holds rows longer than a cluster does), a block at least a
+// warp for each group of 32 warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward): each thread holds
 // its chunks of y and dy in registers (K of each, no shared-memory part), the
@@ -70,7 +74,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                                            long long n, long long x_row_stride, long long y_row_stride,
                                            const csm::Fused& fused, int smem_chunks,
                                            csm::MaxSum<csm::acc_t<Tin, Tout>> (&warp_pairs)[2][32 * R],
-                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][16],
+                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][csm::RowTree<C, R>::kGroups],
                                            const csm::RowTree<C, R>& tree) {
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
@@ -169,7 +173,7 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                                           int blocks = C, void* board = nullptr) {
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
-    __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][16];
+    __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R>::kGroups];
     using Kept = csm::Held<A, Tin, K, LOG, R>;  // keeps exponentials where it may (R = 1)
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
     const csm::RowTree<C, R> tree(blocks, board, rows);

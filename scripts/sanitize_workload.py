@@ -58,7 +58,8 @@ ROW_SHAPES = [
     ("n50257_split_row_fold_on_clusters", 2, 50257, True),  # the same layout on clusters, `again`
     ("m32_n128256_split_row_grid", 32, 128256, True),  # float32: blocks anywhere on the grid (C = 0), a workspace
     ("n150001_clusters_of_16", 2, 150_001, False),
-    ("n524291_two_pass", 2, 2**19 + 3, True),
+    # past a cluster: split_row on the grid with a shared-memory part (forward, not float64); two_pass
+    ("n524291_past_a_cluster", 2, 2**19 + 3, True),
 ]
 # (name, shape, axis, in --quick, inner elements skipped at the start): softmax over a middle axis (strided,
 # strided_smem where rows keep one 16-byte phase, and the row variants through a copy). Skipping 1 of 56

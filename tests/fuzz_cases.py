@@ -34,7 +34,8 @@ ROW_PATHS = {
     "warp_rows_full_warp": (33, 127, 100),  # 32 lanes a row
     "split_row_block": (129, 4095, 40),  # one block a row
     "split_row_cluster": (4097, 40000, 3),  # a cluster of blocks a row
-    "two_pass": (131073, 140000, 2),  # past a cluster of 16 blocks: two passes
+    # past a cluster of 16 blocks: split_row on the grid (forward ops of 2- and 4-byte types), else two passes
+    "past_a_cluster": (131073, 140000, 2),
 }
 # A middle axis of an (outer, N, inner) array, read in place by strided or strided_smem: (fewest, most) N, most
 # outer, most inner.

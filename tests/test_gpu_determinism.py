@@ -15,7 +15,8 @@ a thread where clusters give each its own), and two_pass slices a row by its len
 alone, so any difference fails (its message names both launches). On the H100 the split_row
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
 (the bfloat16 and float64 cases added after the last GPU run, 8f1fde6), and the float32 rows
-of 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one.
+of 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one; rows past a
+cluster (float32 1048579) take the grid for any number of rows, their gradients two_pass.
 """
 from __future__ import annotations
 
@@ -34,7 +35,11 @@ ROW_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX, MASKED, *registry.BACKWARD]
 COLUMN_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
 FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
-# (id naming the path on the H100, shape (batch first), axis, dtype, variant asked, variant planned)
+# the variant planned by op, where the forward ops and the gradients part ways
+PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, MASKED), "split_row"),
+                  **dict.fromkeys(registry.BACKWARD, "two_pass")}
+
+# (id naming the path on the H100, shape (batch first), axis, dtype, variant asked, variant planned (or by op))
 CASES = [
     ("warp_rows_n300", (300, 300), -1, dtypes.FLOAT32, "auto", "warp_rows"),
     ("warp_rows_n77_misaligned_rows", (300, 77), -1, dtypes.BFLOAT16, "auto", "warp_rows"),
@@ -51,7 +56,9 @@ CASES = [
     # threads a row not rounded: one block or 4 of 160; the gradients clusters of 4, 8 or 16)
     ("split_row_block_or_clusters_bf16_n65536", (200, 65536), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_f64_n10000", (200, 10000), -1, dtypes.FLOAT64, "auto", "split_row"),
-    ("two_pass_n1048579", (9, 2**20 + 3), -1, dtypes.FLOAT32, "auto", "two_pass"),
+    # past a cluster: split_row on the grid for the forward ops (8 rows at once), two_pass for the gradients
+    ("past_a_cluster_n1048579", (9, 2**20 + 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
+    ("two_pass_f64_n524291", (9, 2**19 + 3), -1, dtypes.FLOAT64, "auto", "two_pass"),
     # auto takes online only for rows past 2^31 elements (gigabytes a row): asked by name here
     ("online_by_name_n5000", (64, 5000), -1, dtypes.FLOAT32, "online", "online"),
     ("strided_one_block_n100", (64, 100, 45), 1, dtypes.FLOAT32, "auto", "strided"),
@@ -64,6 +71,9 @@ def case_ops():
     """(case, op) pairs: every op the planned variant computes (masked: where it takes options)."""
     pairs = []
     for case in CASES:
+        if isinstance(case[-1], dict):
+            pairs += [(case, op) for op in case[-1]]
+            continue
         v = registry.VARIANTS[case[-1]]
         ops = COLUMN_OPS if v.layout == registry.COLUMNS else ROW_OPS
         pairs += [(case, op) for op in ops if (v.fused if op == MASKED else op in v.ops)]
@@ -131,6 +141,7 @@ def check_reference(op, arrays, got, axis):
 @pytest.mark.parametrize("case, op", CASE_OPS, ids=CASE_OP_IDS)
 def test_same_input_same_bits_on_every_run(rng, case, op):
     _, shape, axis, dtype, variant, planned = case
+    planned = planned[op] if isinstance(planned, dict) else planned
     arrays = inputs(rng, op, shape, axis, dtype, variant)
     assert launch_of(op, arrays, axis, variant)[0] == planned
     first = call(op, arrays, axis, variant)
@@ -149,6 +160,7 @@ def alone(a, row: int):
 @pytest.mark.parametrize("case, op", CASE_OPS, ids=CASE_OP_IDS)
 def test_a_row_has_the_same_bits_alone_and_in_batches_of_any_size(rng, case, op):
     _, shape, axis, dtype, variant, planned = case
+    planned = planned[op] if isinstance(planned, dict) else planned
     arrays = inputs(rng, op, shape, axis, dtype, variant)
     full = call(op, arrays, axis, variant)
     full_launch = launch_of(op, arrays, axis, variant)

@@ -53,6 +53,9 @@ def refuses(variant: str, n: int, dtype, aligned: bool) -> bool:
     per_chunk = 16 // dtype.itemsize
     if variant == "warp_rows":  # 32 threads x 8 chunks of 16 bytes; a misaligned row may span one chunk more
         return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > 256
+    if variant == "split_row":  # a cluster of 16 blocks holds 16384 threads x 8 chunks, the grid 32768 x 16 (not float64)
+        return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > (
+            16384 * 8 if dtype == dtypes.FLOAT64 else 32768 * 16)
     if variant == "registers":
         return n > (8192 if dtype == dtypes.FLOAT64 else 16384)
     if variant == "smem_cached":
@@ -106,7 +109,8 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
 LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32, None),
          ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64, None),
          ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16, 1),
-         ("split_row_cluster", 9, 50257, dtypes.FLOAT32, 16), ("split_row_grid", 40, 262144, dtypes.FLOAT32, 0)]
+         ("split_row_cluster", 9, 50257, dtypes.FLOAT32, 16), ("split_row_grid", 40, 262144, dtypes.FLOAT32, 0),
+         ("split_row_grid_past_a_cluster", 20, 1048576, dtypes.FLOAT32, 0)]  # eight rows at once, S > 0
 
 
 @pytest.mark.parametrize("case", LOOPS, ids=[c[0] for c in LOOPS])

@@ -130,12 +130,14 @@ def test_kernel_thread_limit_is_respected(h100):
         (H100, 16384, F32, "split_row"),
         (H100, 50257, F32, "split_row"),
         (H100, 50257, F64, "split_row"),
+        (H100, 1048576, F32, "split_row"),
         (H100, 4194304, F32, "two_pass"),
         (SMALL, 50257, F32, "two_pass"),
         (SMALL, 12000, F32, "split_row"),
     ],
     ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
-         "h100_16MB_row_two_pass", "small_vocab_no_clusters_two_pass", "small_12k_split"],
+         "h100_4MB_row_split_on_the_grid", "h100_16MB_row_two_pass", "small_vocab_no_clusters_two_pass",
+         "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
     assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
@@ -411,7 +413,7 @@ def test_split_row_refuses_rather_than_fails_where_no_launch_is_resident(h100):
         h100.plan("split_row", 8, 50257, F32, unlaunchable_facts)
 
 
-SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144]
+SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144, 1048576, 2097152]
 
 
 def row_layout(launch):
@@ -460,10 +462,36 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
     assert folded == (folds if device is H100 else set())
 
 
-@pytest.mark.parametrize("m, n", [(4, 4194304), (64, 1048576)], ids=["16MB_rows", "4MB_rows_need_cluster_and_smem"])
-def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n):
+@pytest.mark.parametrize("m, n, pair, op", [(4, 4194304, F32, registry.SOFTMAX),
+                                            (64, 1048576, F32, registry.SOFTMAX_BACKWARD),
+                                            (64, 524288, F64, registry.SOFTMAX)],
+                         ids=["16MB_rows_past_the_grid", "gradients_of_4MB_rows", "float64_4MB_rows"])
+def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pair, op):
+    # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 32768 x 16 chunks
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
-        h100.plan("split_row", m, n, F32, split_facts)
+        h100.plan("split_row", m, n, pair, split_facts, op=op)
+
+
+# split_facts: 56 registers at K = 8, so blocks of 512 threads fit two an SM by registers, of 1024 one
+@pytest.mark.parametrize(
+    "m, n, pair, op, aligned, block, extra",
+    [(64, 1048576, F32, registry.SOFTMAX, True, 512, 8),  # 262144 chunks: 16384 threads (8 rows at once; 8192 too)
+     (3, 2097152, F32, registry.LOG_SOFTMAX, True, 1024, 8),  # 32768 threads (4 rows at once, as every T)
+     (5, 1048576, F32, registry.SOFTMAX, False, 512, 9),  # a chunk more: 16384 threads of 17
+     (9, 524289, F32, registry.SOFTMAX, True, 256, 9),  # a chunk past a cluster: 8192 threads (16 rows at once)
+     (2, 2097152, BF16, registry.SOFTMAX, True, 512, 8)],  # 262144 bfloat16 chunks, as 1048576 float32
+    ids=["n1048576_ties_take_more_threads", "n2097152_log_softmax_largest_tree", "misaligned_rows",
+         "just_past_a_cluster_most_rows_at_once", "bf16_n2097152"],
+)
+def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, aligned, block, extra):
+    launch = h100.plan("split_row", m, n, pair, split_facts, aligned, op)
+    threads = 32 * block  # 32 blocks a row: a warp a block for each group of 32 warps
+    assert launch.knobs == (8, 1, 0) and (launch.block, int(launch.args[0]), int(launch.args[2])) == (block, extra, 32)
+    assert launch.smem == extra * block * 16 and launch.unit == 32
+    slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // 32
+    assert slots > 0 and launch.grid == min(m, slots) * 32
+    assert launch.zeroed == -(-4 * m // 16) * 16 and launch.workspace == launch.zeroed + m * (threads // 32) * 2 * 4
+    assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
 
 
 @pytest.mark.parametrize(
