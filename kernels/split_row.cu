@@ -165,7 +165,12 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 // float32 K = 8 cluster kernels from 69 to 96 registers (sm_90), and even
 // once a launch it cost K = 8 and float64 kernels registers they cannot
 // spare, so only float-accumulating K <= 4 compile it (the planner's folds
-// launch no other).
+// launch no other). Clusters and the grid keep no half-precision
+// exponentials at all: their K <= 4 launches are the folds' (`again`; rows
+// whose own layout takes clusters hold more than 512 chunks a block: K = 8),
+// and the loop that keeps 32 a thread took the bfloat16 K = 4 cluster kernel
+// from 40 registers to 56 (H100, 2026-11-23: 32 x 128256 bfloat16 52% -> 67%
+// of copy without that loop, as log_softmax's; 8 x 128256 56% -> 59%).
 template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
@@ -174,10 +179,11 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
     __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R>::kGroups];
-    using Kept = csm::Held<A, Tin, K, LOG, R>;  // keeps exponentials where it may (R = 1)
+    constexpr bool keep = R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
+    using Kept = csm::Held<A, Tin, K, LOG, R, keep>;  // keeps exponentials where it may
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
     const csm::RowTree<C, R> tree(blocks, board, rows);
-    if (C != 1 && K <= 4 && sizeof(A) == 4 && again && csm::keep_exps<A, Tin, K, LOG>)
+    if (C != 1 && K <= 4 && sizeof(A) == 4 && again && keep)
         split_rows<Tin, Tout, LOG, K, R, C, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                    warp_pairs, group_pairs, tree);
     else
