@@ -625,20 +625,19 @@ class Planner:
         """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None."""
         if op in registry.BACKWARD or dtypes.accumulator(pair).itemsize != 4:
             return None
-        k = lookup(SPLIT_ITEMS, chunks)
+        knobs = (lookup(SPLIT_ITEMS, chunks), 1, 0)
+        extra = {threads: max(0, _ceil_div(chunks, threads) - knobs[0]) for threads in SPLIT_GRID_ROW_THREADS}
+        fits = [(cut[3], threads) for threads in SPLIT_GRID_ROW_THREADS  # (rows at once, threads)
+                if (cut := self._grid_cut(v, knobs, threads, extra[threads], facts, op))]
+        if not fits:
+            return None
+        threads = max(fits)[1]
+        return self._on_grid(v, m, knobs, threads, extra[threads], False, pair, facts, op)
 
-        def on_grid(rows, threads):
-            return self._on_grid(v, rows, (k, 1, 0), threads, max(0, _ceil_div(chunks, threads) - k), False, pair,
-                                 facts, op)
-
-        # rows at once: the grid of a batch larger than any the GPU holds
-        fits = [(launch.grid // launch.unit, threads) for threads in SPLIT_GRID_ROW_THREADS
-                if (launch := on_grid(MAX_GRID, threads))]
-        return on_grid(m, max(fits)[1]) if fits else None
-
-    def _on_grid(self, v, m, knobs, threads, extra, again, pair, facts, op) -> Launch | None:
-        """A row of `threads` threads in blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared
-        memory; None where the kernel is not built here or its blocks do not fit."""
+    def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
+        """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` threads in
+        blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared memory; None where the kernel is
+        not built here or its blocks do not fit."""
         if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % 32:
             return None
         kernel = facts(v.name, knobs)
@@ -652,9 +651,15 @@ class Planner:
         smem = extra * block * 16
         if block > _block_most(kernel) or smem > self.device.smem_per_block_optin - kernel.static_smem:
             return None
-        slots = self.blocks_per_sm(block, kernel, smem) * self.device.sms // blocks  # rows at once
-        if slots == 0:
+        slots = self.blocks_per_sm(block, kernel, smem) * self.device.sms // blocks
+        return (block, blocks, smem, slots) if slots else None
+
+    def _on_grid(self, v, m, knobs, threads, extra, again, pair, facts, op) -> Launch | None:
+        """The launch of _grid_cut's cut for m rows, or None."""
+        cut = self._grid_cut(v, knobs, threads, extra, facts, op)
+        if cut is None:
             return None
+        block, blocks, smem, slots = cut
         # a count per row (16-byte aligned; zeroed), then a (max, sum) per warp of each row: csm::GridBoard
         counts = _round_up(4 * m, 16)
         workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
