@@ -183,10 +183,15 @@ SPLIT_GRID_THREADS = 256
 # block an SM (4): 66%]; 2097152, 64 rows 65% -> 83% (32768, 4) [16384 (4)
 # 74%], 8 rows 61% -> 73% [75%]; bfloat16 (80 registers at K = 8) 2097152,
 # 64 rows 62% -> 77% (8192, 8) [16384 (4) 63%], 4194304, 8 rows 57% -> 69%
-# (16384, 4). Longer rows keep two_pass (float32 4194304, 59%): a tree of more
-# groups than a block has warps reached 75% there, but took every grid launch
-# from 64 registers to 80.
+# (16384, 4).
 SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768)
+# The groups of 32 warps each warp of a block reduces on the grid (G, the
+# kernel's knob after K; K = 8 alone compiles G = 4): G = 1 where it holds as
+# many rows at once, for G > 1 loops and takes registers (a loop in every
+# grid launch took float32 K = 8 from 64 registers to 80, H100). G = 4 lets
+# blocks of 8 warps serve T = 32768 with a shared-memory part 1024-thread
+# blocks cannot hold: float32 rows of 4194304, two_pass's before (59% of copy).
+SPLIT_GRID_GROUPS = (1, 4)
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
@@ -625,14 +630,14 @@ class Planner:
         """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None."""
         if op in registry.BACKWARD or dtypes.accumulator(pair).itemsize != 4:
             return None
-        knobs = (lookup(SPLIT_ITEMS, chunks), 1, 0)
-        extra = {threads: max(0, _ceil_div(chunks, threads) - knobs[0]) for threads in SPLIT_GRID_ROW_THREADS}
-        fits = [(cut[3], threads) for threads in SPLIT_GRID_ROW_THREADS  # (rows at once, threads)
-                if (cut := self._grid_cut(v, knobs, threads, extra[threads], facts, op))]
+        k = lookup(SPLIT_ITEMS, chunks)
+        extra = {threads: max(0, _ceil_div(chunks, threads) - k) for threads in SPLIT_GRID_ROW_THREADS}
+        fits = [(cut[3], threads, -g) for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS  # (rows at once, T, -G)
+                if (cut := self._grid_cut(v, (k, g, 0), threads, extra[threads], facts, op))]
         if not fits:
             return None
-        threads = max(fits)[1]
-        return self._on_grid(v, m, knobs, threads, extra[threads], False, pair, facts, op)
+        _, threads, g = max(fits)
+        return self._on_grid(v, m, (k, -g, 0), threads, extra[threads], False, pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
         """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` threads in
@@ -641,9 +646,9 @@ class Planner:
         if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % 32:
             return None
         kernel = facts(v.name, knobs)
-        # a block has a warp for each group of 32 warps of the row (RowTree's group level), in whole warps of T
+        # a block has a warp for every G groups of 32 warps of the row (RowTree's group level), in whole warps of T
         warps = threads // 32  # the row's
-        least = max(SPLIT_GRID_THREADS // 32, _ceil_div(warps, 32))
+        least = max(SPLIT_GRID_THREADS // 32, _ceil_div(_ceil_div(warps, 32), knobs[1]))
         per_block = next((w for w in range(least, 33) if warps % w == 0), None)
         if per_block is None:
             return None

@@ -93,7 +93,7 @@ class Variant:
 
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1),)  # compiled for every pair; the planner folds no float64 row
-SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8))  # C = 0: the row's blocks anywhere on the grid
+SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -143,7 +143,8 @@ VARIANTS: dict[str, Variant] = {
             # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
-            # clusters exist (the layouts it cuts)
+            # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
+            # warp reduces (planner: SPLIT_GRID_GROUPS)
             knobs=SPLIT_UNFOLDED + SPLIT_FOLDED + SPLIT_GRID, backward_knobs=SPLIT_UNFOLDED,
             cluster_only=SPLIT_FOLDED + SPLIT_GRID,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",

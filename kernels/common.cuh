@@ -835,11 +835,20 @@ template <typename V> struct GridBoard {
 // (GridBoard). Each block writes its warps' values, counts itself in, waits
 // for the row's count, and reads the same logical warps a cluster's lanes
 // would: the same tree, so the same bits as any C that gives the same T.
-template <int C, int R = 1> struct RowTree {
+//
+// G (C = 0 alone): the groups each warp of a block reduces, so that blocks of
+// a warp for every G groups serve (8 warps for the 32 groups of T = 32768
+// with G = 4: blocks small enough to keep a shared-memory part). A group's
+// value is the same whichever warp reduces it, so G changes no bits. The
+// loop costs registers, so G = 1 compiles none (H100, 2026-11-23: the float32
+// K = 8 grid kernel took 80 registers against 64 with the loop in every
+// launch).
+template <int C, int R = 1, int G = 1> struct RowTree {
     static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
+    static_assert(C == 0 || G == 1, "warps share the group level only on the grid");
     // groups of 32 warps a row at most: a cluster's 16 blocks of 1024 threads;
     // on the grid the lanes of a warp (T <= 32768), each block with a warp
-    // for each group
+    // for every G groups
     static constexpr int kGroups = C == 0 ? 32 : 16;
     int count = 1;             // groups of 32 warps in the row
     int slot = 0, rank = -1;   // C != 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
@@ -880,6 +889,17 @@ template <int C, int R = 1> struct RowTree {
             __syncthreads();
             const int w = (count == 1 ? 0 : warp) * 32 + lane;
             g = level(w < per_block * R ? warps[parity][w] : identity);
+        } else if constexpr (C == 0 && G > 1) {
+            grid().wait(row, blocks);
+            const int total = per_block * blocks;  // the row's warps
+#pragma unroll 1
+            for (int group = warp; group < count; group += per_block) {  // G of them at most
+                const int w = group * 32 + lane;
+                const V value = level(w < total ? grid().read(row, w) : identity);
+                if (lane == 0) groups[parity][group] = value;
+            }
+            __syncthreads();
+            return level(lane < count ? groups[parity][lane] : identity);
         } else if constexpr (C == 0) {
             grid().wait(row, blocks);
             g = level(rank >= 0 ? grid().read(row, rank * per_block + slot) : identity);

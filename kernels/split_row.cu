@@ -20,7 +20,9 @@
 // the tree is the same, so the bits are those of the cluster launch. Rows
 // longer than a cluster holds (float32 past 524288) go there too, with up to
 // twice a cluster's threads and a shared-memory part: one read of the row,
-// where two_pass reads it twice.
+// where two_pass reads it twice; rows whose shared-memory part blocks of a
+// warp a group cannot hold take blocks of fewer warps (G = 4: float32 rows
+// of 4194304).
 //
 // Folds (R > 1, one block): thread t stands for the row's R logical threads
 // t + r * blockDim.x, T = R * blockDim.x of them, and its chunk j belongs to
@@ -47,7 +49,7 @@
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
 // the loader sets. C = 0: forward only, compiled for sm_90 (it cuts layouts of
 // clusters, and holds rows longer than a cluster does), a block at least a
-// warp for each group of 32 warps of T.
+// warp for every G groups of 32 warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward): each thread holds
 // its chunks of y and dy in registers (K of each, no shared-memory part), the
@@ -69,13 +71,13 @@
 #include "common.cuh"
 
 // The row loop, its Held type H given (split_row picks it).
-template <typename Tin, typename Tout, bool LOG, int K, int R, int C, typename H>
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C, int G, typename H>
 __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                            long long n, long long x_row_stride, long long y_row_stride,
                                            const csm::Fused& fused, int smem_chunks,
                                            csm::MaxSum<csm::acc_t<Tin, Tout>> (&warp_pairs)[2][32 * R],
-                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][csm::RowTree<C, R>::kGroups],
-                                           const csm::RowTree<C, R>& tree) {
+                                           csm::MaxSum<csm::acc_t<Tin, Tout>> (&group_pairs)[2][csm::RowTree<C, R, G>::kGroups],
+                                           const csm::RowTree<C, R, G>& tree) {
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
@@ -171,23 +173,23 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 // and the loop that keeps 32 a thread took the bfloat16 K = 4 cluster kernel
 // from 40 registers to 56 (H100, 2026-11-23: 32 x 128256 bfloat16 52% -> 67%
 // of copy without that loop, as log_softmax's; 8 x 128256 56% -> 59%).
-template <typename Tin, typename Tout, bool LOG, int K, int R, int C>
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C, int G = 1>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
                                           const csm::Fused& fused, int smem_chunks, bool again,
                                           int blocks = C, void* board = nullptr) {
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
-    __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R>::kGroups];
+    __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R, G>::kGroups];
     constexpr bool keep = R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
     using Kept = csm::Held<A, Tin, K, LOG, R, keep>;  // keeps exponentials where it may
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
-    const csm::RowTree<C, R> tree(blocks, board, rows);
+    const csm::RowTree<C, R, G> tree(blocks, board, rows);
     if (C != 1 && K <= 4 && sizeof(A) == 4 && again && keep)
-        split_rows<Tin, Tout, LOG, K, R, C, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
+        split_rows<Tin, Tout, LOG, K, R, C, G, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                    warp_pairs, group_pairs, tree);
     else
-        split_rows<Tin, Tout, LOG, K, R, C, Kept>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
+        split_rows<Tin, Tout, LOG, K, R, C, G, Kept>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                   warp_pairs, group_pairs, tree);
 }
 
@@ -231,21 +233,22 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 
 // A row over `blocks` blocks anywhere on the grid (C = 0), its warp values
 // through `board` in global memory (csm::GridBoard): a cooperative launch
-// of a multiple of `blocks` blocks, every one resident. No thread bound:
-// float32 K = 8 takes 64 registers without one (four 256-thread blocks an
-// SM), and held there by __launch_bounds__(1024) as the 16-block clusters are
-// it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144 float32: 30.1
-// against 28.0 us; a probe kernel at 64 registers either way lost 27.0 ->
-// 30.6 us to a (256, 4) bound).
-template <typename Tin, typename Tout, bool LOG, int K, int R>
+// of a multiple of `blocks` blocks, every one resident. The knob after K is
+// G here, not folds: the groups of 32 warps each warp reduces (RowTree), so
+// that G > 1 takes blocks of fewer warps than the row has groups. No thread
+// bound: float32 K = 8 takes 64 registers without one (four 256-thread
+// blocks an SM), and held there by __launch_bounds__(1024) as the 16-block
+// clusters are it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144
+// float32: 30.1 against 28.0 us; a probe kernel at 64 registers either way
+// lost 27.0 -> 30.6 us to a (256, 4) bound).
+template <typename Tin, typename Tout, bool LOG, int K, int G>
 __global__ void softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {
-    static_assert(R == 1, "a grid launch folds no logical threads");
-    split_row<Tin, Tout, LOG, K, R, 0>(x, y, rows, n, x_row_stride, y_row_stride,
-                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0,
-                                       blocks, board);
+    split_row<Tin, Tout, LOG, K, 1, 0, G>(x, y, rows, n, x_row_stride, y_row_stride,
+                                          csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0,
+                                          blocks, board);
 }
 #endif
 

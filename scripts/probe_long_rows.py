@@ -43,13 +43,14 @@ def check(m, n, dtype, op, misaligned, options):
     return (not ok) + (not same)
 
 
-def grid_layout(m, n, dtype, threads):
-    """(kernel, launch) of split_row on the grid with `threads` a row (K = 8, the rest in shared memory), or None."""
+def grid_layout(m, n, dtype, threads, g):
+    """(kernel, launch) of split_row on the grid with `threads` a row (K = 8, the rest in shared memory), each
+    warp reducing `g` groups of the row's tree, or None."""
     p = api.planner(DEV)
     pair, op = (dtype, dtype), registry.SOFTMAX
     chunks = p._chunks(n, pair, True)
     k = planner.lookup(planner.SPLIT_ITEMS, chunks)
-    launch = p._on_grid(registry.get("split_row"), m, (k, 1, 0), threads, max(0, -(-chunks // threads) - k), False,
+    launch = p._on_grid(registry.get("split_row"), m, (k, g, 0), threads, max(0, -(-chunks // threads) - k), False,
                         pair, api._facts(DEV, pair, op), op)
     return None if launch is None else (api._loaded(p, launch, DEV, pair, op), launch)
 
@@ -60,7 +61,8 @@ def main() -> int:
     for m, n, dtype, op, misaligned, options in [
             (64, 1048576, f32, registry.SOFTMAX, 0, False), (9, 1048579, f32, registry.LOG_SOFTMAX, 1, False),
             (5, 2097152, f32, registry.SOFTMAX, 0, True), (3, 2097152, bf16, registry.LOG_SOFTMAX, 0, False),
-            (4, 1100001, f16, registry.SOFTMAX, 1, True), (4, 4194304, f32, registry.SOFTMAX, 0, False)]:
+            (4, 1100001, f16, registry.SOFTMAX, 1, True), (4, 4194304, f32, registry.SOFTMAX, 0, False),
+            (3, 4194307, f32, registry.LOG_SOFTMAX, 1, True), (2, 8388608, f32, registry.SOFTMAX, 0, False)]:
         bad += check(m, n, dtype, op, misaligned, options)
     print(f"correctness: {bad} problems", flush=True)
 
@@ -68,18 +70,20 @@ def main() -> int:
     print("|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for m, n, dtype in [(1, 1048576, f32), (4, 1048576, f32), (16, 1048576, f32), (64, 1048576, f32),
                         (128, 1048576, f32), (8, 2097152, f32), (64, 2097152, f32), (4, 4194304, f32),
-                        (16, 2097152, bf16), (64, 2097152, bf16), (8, 4194304, bf16), (32, 1100001, f32)]:
+                        (16, 2097152, bf16), (64, 2097152, bf16), (8, 4194304, bf16), (32, 1100001, f32),
+                        (16, 4194304, f32), (2, 8388608, f32), (4, 8388608, f32)]:
         x = bench.random_input(m, n, dtype)
         y = cupy.empty_like(x)
         fns, launches = {"copy": bench.copy_call(x.nbytes)}, {}
         for name in ("auto", "two_pass"):
             kernel, launch = api.plan(DEV, name, m, n, (dtype, dtype))
             fns[name], launches[name] = (lambda k=kernel, l=launch: api.launch_rows(k, l, x, y)), launch
-        for threads in (8192, 16384, 32768):
-            got = grid_layout(m, n, dtype, threads)
-            if got and got[1] != launches["auto"]:
-                name = f"grid T={threads}"
-                fns[name], launches[name] = (lambda k=got[0], l=got[1]: api.launch_rows(k, l, x, y)), got[1]
+        for threads in planner.SPLIT_GRID_ROW_THREADS:
+            for g in planner.SPLIT_GRID_GROUPS:
+                got = grid_layout(m, n, dtype, threads, g)
+                if got and got[1] != launches["auto"]:
+                    name = f"grid T={threads} G={g}"
+                    fns[name], launches[name] = (lambda k=got[0], l=got[1]: api.launch_rows(k, l, x, y)), got[1]
         times = bench.interleaved_ms(fns, repeat=20, rounds=2)
         copy = times.pop("copy")
         for name, ms in times.items():

@@ -16,7 +16,7 @@ alone, so any difference fails (its message names both launches). On the H100 th
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
 (the bfloat16 and float64 cases added after the last GPU run, 8f1fde6), and the float32 rows
 of 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one; rows past a
-cluster (float32 1048579) take the grid for any number of rows, their gradients two_pass.
+cluster (float32 1048579 and 4194307) take the grid for any number of rows, their gradients two_pass.
 """
 from __future__ import annotations
 
@@ -58,6 +58,9 @@ CASES = [
     ("split_row_block_or_clusters_f64_n10000", (200, 10000), -1, dtypes.FLOAT64, "auto", "split_row"),
     # past a cluster: split_row on the grid for the forward ops (8 rows at once), two_pass for the gradients
     ("past_a_cluster_n1048579", (9, 2**20 + 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
+    # 1048578 chunks: the grid's blocks of 8 warps, each reducing four groups of the row's 32 (G = 4), two rows
+    # at once, so the batch of three loops
+    ("past_a_cluster_four_groups_a_warp_n4194307", (3, 2**22 + 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
     ("two_pass_f64_n524291", (9, 2**19 + 3), -1, dtypes.FLOAT64, "auto", "two_pass"),
     # auto takes online only for rows past 2^31 elements (gigabytes a row): asked by name here
     ("online_by_name_n5000", (64, 5000), -1, dtypes.FLOAT32, "online", "online"),
