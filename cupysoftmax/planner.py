@@ -187,10 +187,18 @@ SPLIT_GRID_THREADS = 256
 SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768)
 # The groups of 32 warps each warp of a block reduces on the grid (G, the
 # kernel's knob after K; K = 8 alone compiles G = 4): G = 1 where it holds as
-# many rows at once, for G > 1 loops and takes registers (a loop in every
-# grid launch took float32 K = 8 from 64 registers to 80, H100). G = 4 lets
-# blocks of 8 warps serve T = 32768 with a shared-memory part 1024-thread
-# blocks cannot hold: float32 rows of 4194304, two_pass's before (59% of copy).
+# many rows at once, for G > 1 loops (a loop in every grid launch took float32
+# K = 8 from 64 registers to 80, H100). G = 4 lets blocks of 8 warps serve
+# T = 32768 with a shared-memory part that 1024-thread blocks cannot hold.
+# H100, 2026-11-23 (scripts/probe_long_rows.py at d6049a4,
+# docs/perf/split-row-four-groups-h100.txt), % of copy, before -> G = 4 (T, rows
+# at once): float32 4194304, 4 rows two_pass 59% -> 68% (32768, 2) [16384 (2)
+# 68%], 16 rows 58% -> 70%; 8388608, 2 rows 60% -> 63% (32768, 1). bfloat16 K = 8
+# holds more rows at once with G = 4 on the H100's build (its G = 1 kernel takes
+# more registers): 2097152, 64 rows 77% (8192, 8) -> 83% (16384, 8), 16 rows 69%
+# -> 76%; 4194304, 8 rows 69% (16384, 4) -> 73% (32768, 4). float32 rows that
+# G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
+# once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
