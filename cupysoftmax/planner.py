@@ -14,6 +14,7 @@ which added the write-back of L2's dirty lines to every time.
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -423,7 +424,7 @@ class Planner:
                 raise UnsuitableVariant(
                     f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
                     f"not rows of {n} elements over the last axes")
-            return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+            return self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
@@ -488,13 +489,23 @@ class Planner:
             if op not in v.ops or (fused and not v.fused):
                 continue
             try:
-                return self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+                return self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
         if op in registry.BACKWARD or fused:
             what = f"{op} with scale= or where=" if fused else op
             raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
+
+    @staticmethod
+    def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
+        """The launch of the kernel that reads scale= and where= (O = 1) for a call that passes them, where the
+        variant's last knob is O (registry: options_knob); its rule planned the plain kernel (O = 0), whose
+        block and grid serve both: the options kernels of one chunk a lane carry the same 32-register bound,
+        the others launch 256 threads, which any kernel of at most 255 registers takes."""
+        if not (fused and v.options_knob):
+            return launch
+        return dataclasses.replace(launch, knobs=(*launch.knobs[:-1], 1))
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
@@ -583,9 +594,10 @@ class Planner:
     def _rows_in_warp(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         lanes = min(32, 1 << max(_ceil_div(chunks, lookup(WARP_ROWS_ITEMS, chunks)) - 1, 0).bit_length())
-        fitting = sorted(k for k in v.knobs if k[0] == lanes and k[0] * k[1] >= chunks)
+        plain = [k for k in v.knob_sets(op) if k[-1] == 0]  # (G, K, O = 0): with_options takes O = 1 where asked
+        fitting = sorted(k for k in plain if k[0] == lanes and k[0] * k[1] >= chunks)
         if not fitting:
-            most = max(g * k for g, k in v.knobs)
+            most = max(g * k for g, k, _ in plain)
             raise UnsuitableVariant(
                 f"{v.name} holds a row in one warp's registers: a row of {n} {pair[0].name} spans {chunks} "
                 f"16-byte chunks, a warp holds {most}"

@@ -62,6 +62,10 @@ class Variant:
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
+    # Whether its last knob is O: 1 for the kernels that read those options, 0 for
+    # those that compile them out (the planner picks O = 0, then O = 1 for calls
+    # with options: Planner.with_options).
+    options_knob: bool = False
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
@@ -91,6 +95,11 @@ class Variant:
         return f"{template}<{', '.join(args)}>"
 
 
+WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8))  # (G, K)
+# The layouts planner._rows_in_warp launches (the fewest lanes G at one chunk each up to 8 chunks, then two,
+# and the fewest chunks K for them; tests/test_planner.py walks every row length to 256 chunks): the others
+# serve launch-shape sweeps (scripts/sweep_configs.py) with the options compiled in.
+WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1),)  # compiled for every pair; the planner folds no float64 row
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
@@ -132,7 +141,10 @@ VARIANTS: dict[str, Variant] = {
             "warp_rows", "warp_rows.cu", "softmax_warp_rows", "rows_in_warp",
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
-            knobs=tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8)),  # (G lanes per row, K chunks per lane)
+            # (G lanes per row, K chunks per lane, O): O = 1 takes scale= and where=, O = 0 compiles them out
+            # (the plain path, for the layouts the planner launches; the gradients take none)
+            knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS) + tuple((g, k, 0) for g, k in WARP_ROWS_PLAIN),
+            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), options_knob=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(

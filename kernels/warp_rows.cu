@@ -10,6 +10,12 @@
 // loop over further groups of rows only past the grid limit (a grid of the
 // resident blocks looping over the rows was 3-6 points slower: planner.py).
 //
+// O = 1 takes the fused options; O = 0 compiles them out (no mask, scale 1 as
+// constants), the plain path: the options' code cost short rows 2-11 points
+// of copy even where no call passed them (H100, 2026-11-23,
+// scripts/probe_plain_warp_rows.py, docs/perf/plain-warp-rows-h100.txt:
+// 262144 x 32 float32 94% -> 97%, log_softmax 4096 x 1024 bfloat16 82% -> 91%).
+//
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
 //
@@ -19,7 +25,8 @@
 //
 // Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
-// the fused options (csm::Fused) after the row strides.
+// the fused options (csm::Fused) after the row strides, read with O = 1 alone
+// (O = 0 ignores them: calls without scale= or where=).
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
@@ -27,7 +34,7 @@ namespace csm {
 // Kernels of one chunk a lane are held to 32 registers (eight 256-thread
 // blocks an SM: WARP_ROWS_THREADS) where that spills nothing (sm_90: float32,
 // and 2-byte types with 8 or more lanes a row): where= took them from 30-32
-// to 37-46 registers (f446e42), the plain path included, and tiny rows need
+// to 37-46 registers (f446e42; the plain path too, before O), and tiny rows need
 // every warp an SM holds in flight. H100, 2026-11-23 (scripts/sweep_configs.py,
 // docs/perf/warp-rows-bound-h100.txt): 262144 x 32 float32 at (8, 1) 83% of
 // copy with 46 registers, 91-92% with 32 (96% at e8d06f1, before where=).
@@ -38,14 +45,15 @@ constexpr bool warp_rows_bounded =
     K == 1 && sizeof(Tin) == sizeof(Tout) && (sizeof(Tin) == 4 || (sizeof(Tin) == 2 && G >= 8));
 }  // namespace csm
 
-template <typename Tin, typename Tout, bool LOG, int G, int K>
+template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
 __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 : 0,
                                   csm::warp_rows_bounded<Tin, Tout, G, K> ? 8 : 0) softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                   long long n, long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
-    const csm::Fused fused{scale, mask, mask_row_stride, mask_rows};
+    static_assert(O == 0 || O == 1, "O: the fused options compiled out (0) or in (1)");
+    const csm::Fused fused = O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused{1.0, nullptr, 0, 1};
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -63,9 +71,9 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
         keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
-        const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(scale));
+        const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         csm::Held<A, Tin, K, LOG> held;
-        const A thread_sum = held.start(v, thread_max, static_cast<A>(scale));
+        const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
         csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
@@ -75,10 +83,11 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
     }
 }
 
-template <typename T, typename Tout, bool LOG, int G, int K>
+template <typename T, typename Tout, bool LOG, int G, int K, int O>
 __global__ void softmax_warp_rows_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                            long long rows, long long n, long long y_row_stride,
                                            long long dy_row_stride, long long dx_row_stride) {
+    static_assert(O == 0, "the gradients take no options");
     using A = csm::acc_t<T, Tout>;
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;

@@ -31,9 +31,10 @@ SHAPES = [
 
 def candidates(planner, m, n, pair, facts):
     chunks = planner._chunks(n, pair, True)
-    for g, k in registry_knobs("warp_rows"):
-        if g * k >= chunks and (g * k) // 2 < chunks:
-            yield Launch("warp_rows", (g, k), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
+    knobs = registry_knobs("warp_rows")
+    for g, k, o in knobs:  # each layout once: its plain kernel (O = 0) where compiled, else the options one
+        if g * k >= chunks and (g * k) // 2 < chunks and (o == 0 or (g, k, 0) not in knobs):
+            yield Launch("warp_rows", (g, k, o), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
     v = VARIANTS["split_row"]
     for knobs in registry_knobs("split_row"):
         k, r, c = knobs

@@ -80,19 +80,21 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
 def test_only_warp_rows_kernels_of_one_chunk_a_lane_carry_a_thread_bound():
     # warp_rows.cu's warp_rows_bounded: 256 threads (and eight blocks an SM) for one chunk a lane in float32,
     # or in a 2-byte type with 8 lanes or more; none elsewhere (a bound alone let ptxas take more registers)
-    bounded = {"softmax_warp_rows<float, float, false, 8, 1>": 256,
-               "softmax_warp_rows<float, float, true, 1, 1>": 256,
-               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 32, 1>": 256,
-               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 4, 1>": None,
-               "softmax_warp_rows<__nv_bfloat16, float, false, 8, 1>": None,
-               "softmax_warp_rows<double, double, false, 8, 1>": None,
-               "softmax_warp_rows<float, float, false, 32, 4>": None}
+    # (the last argument O, the options compiled in or out, leaves the bound alone)
+    bounded = {"softmax_warp_rows<float, float, false, 8, 1, 0>": 256,
+               "softmax_warp_rows<float, float, false, 8, 1, 1>": 256,
+               "softmax_warp_rows<float, float, true, 1, 1, 1>": 256,
+               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 32, 1, 1>": 256,
+               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 4, 1, 0>": None,
+               "softmax_warp_rows<__nv_bfloat16, float, false, 8, 1, 1>": None,
+               "softmax_warp_rows<double, double, false, 8, 1, 0>": None,
+               "softmax_warp_rows<float, float, false, 32, 4, 0>": None}
     assert thread_bounds("warp_rows", bounded) == bounded
 
 
 def test_log_softmax_is_built_for_the_variants_that_compute_it():
     names = {r.expression for r in loader.build("sm_90")}
-    assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4>" in names
+    assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>" in names
     assert "softmax_split_row_cluster<float, float, true, 8, 1, 16>" in names
     assert "softmax_two_pass<float, float, true, 4>" in names
     assert "softmax_strided_cluster<__nv_bfloat16, float, true, 32, 16>" in names
@@ -102,7 +104,7 @@ def test_log_softmax_is_built_for_the_variants_that_compute_it():
 
 def test_gradients_are_built_for_their_variants_in_one_type():
     names = {r.expression for r in loader.build("sm_90")}
-    assert "softmax_warp_rows_backward<__half, __half, true, 32, 8>" in names
+    assert "softmax_warp_rows_backward<__half, __half, true, 32, 8, 0>" in names
     assert "softmax_split_row_backward<double, double, false, 8, 1>" in names
     assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 1, 16>" in names
     split_backward = [name for name in names if name.startswith("softmax_split_row") and "_backward" in name]

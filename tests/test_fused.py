@@ -73,13 +73,18 @@ def test_variants_without_options_refuse_them(variant):
         Planner(H100).plan(variant, 4, 1000, F32, fake_facts, op=registry.SOFTMAX, fused=True)
 
 
-@pytest.mark.parametrize("n, variant", [(100, "warp_rows"), (50257, "split_row"), (4_194_304, "two_pass")],
-                         ids=["short_rows_warp_rows", "vocab_split_row", "past_a_cluster_two_pass"])
+@pytest.mark.parametrize("n, variant", [(100, "warp_rows"), (50257, "split_row"), (4_194_304, "split_row"),
+                                        (2**23 + 4, "two_pass")],
+                         ids=["short_rows_warp_rows", "vocab_split_row", "past_a_cluster_split_row_grid",
+                              "past_the_grid_two_pass"])
 def test_auto_with_options_picks_what_it_picks_without(n, variant):
+    # the same launch, of the kernel that reads the options where the variant compiles them out otherwise
     h100 = Planner(H100)
     with_options = h100.plan("auto", 8, n, F32, fake_facts, fused=True)
     assert with_options.variant == variant
-    assert with_options == h100.plan("auto", 8, n, F32, fake_facts)
+    plain = h100.plan("auto", 8, n, F32, fake_facts)
+    assert with_options == Planner.with_options(registry.VARIANTS[variant], plain, True)
+    assert (with_options == plain) != registry.VARIANTS[variant].options_knob
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():

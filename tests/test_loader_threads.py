@@ -8,7 +8,7 @@ from collections import Counter
 
 from cupysoftmax import loader
 
-KEYS = [("warp_rows", (1, 1)), ("warp_rows", (2, 1)), ("split_row", (4, 1)), ("two_pass", (4,))]
+KEYS = [("warp_rows", (1, 1, 0)), ("warp_rows", (2, 1, 0)), ("split_row", (4, 1)), ("two_pass", (4,))]
 THREADS = 8
 
 

@@ -164,7 +164,7 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2)), (4096, 4096, "split_row", (8, 1, 1)),
+@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2, 0)), (4096, 4096, "split_row", (8, 1, 1)),
                                                   (8, 16384, "split_row", (8, 1, 1))],
                          ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_rows_below_clusters_split_row_block"])
 def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
@@ -260,8 +260,8 @@ def test_lookup_tables():
 
 @pytest.mark.parametrize(
     "n, aligned, knobs",
-    [(1, True, (1, 1)), (8, True, (2, 1)), (32, True, (8, 1)), (33, False, (8, 2)), (100, False, (16, 2)),
-     (256, True, (32, 2)), (257, False, (32, 4)), (1024, True, (32, 8)), (2048, True, (32, 8))],
+    [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (33, False, (8, 2, 0)), (100, False, (16, 2, 0)),
+     (256, True, (32, 2, 0)), (257, False, (32, 4, 0)), (1024, True, (32, 8, 0)), (2048, True, (32, 8, 0))],
     ids=["n1_one_lane", "n8_two_lanes_one_chunk", "n32_eight_lanes_one_chunk", "n33_misaligned_eight_lanes",
          "n100_sixteen_lanes", "n256_full_warp", "n257_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
          "n2048_float16_eight_chunks"],
@@ -271,6 +271,28 @@ def test_warp_rows_takes_the_fewest_lanes_that_hold_a_row_at_one_chunk_each_up_t
     launch = h100.plan("warp_rows", 100_000, n, pair, fake_facts, aligned)
     assert launch.knobs == knobs and launch.block == 256
     assert launch.grid == -(-100_000 // (256 // knobs[0]))  # a block for each 256 / G rows, not a resident grid
+
+
+@pytest.mark.parametrize("variant", ["warp_rows", "auto"])
+def test_warp_rows_launches_the_kernel_that_reads_the_options_only_for_calls_that_pass_them(h100, variant):
+    plain = h100.plan(variant, 4096, 100, F32, fake_facts)
+    options = h100.plan(variant, 4096, 100, F32, fake_facts, fused=True)
+    assert plain.knobs == (16, 2, 0) and options == dataclasses.replace(plain, knobs=(16, 2, 1))
+    log = h100.plan(variant, 4096, 100, F32, fake_facts, op=registry.LOG_SOFTMAX, fused=True)
+    assert log.knobs == (16, 2, 1)
+
+
+@pytest.mark.parametrize("pair", [F16, F32, F64], ids=["float16", "float32", "float64"])
+def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pair):
+    # variants.WARP_ROWS_PLAIN: every row length warp_rows serves, aligned or not, lands on one of its layouts
+    v = registry.VARIANTS["warp_rows"]
+    launched = set()
+    for chunks in range(1, 257):
+        for aligned in (True, False):
+            n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
+            launched.add(h100.plan("warp_rows", 64, n, pair, fake_facts, aligned).knobs)
+    assert launched == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN} <= set(v.knobs)
+    assert {(g, k, 1) for g, k in registry.WARP_ROWS_PLAIN} <= set(v.knobs)
 
 
 def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long(h100):

@@ -1,0 +1,56 @@
+"""Probe: warp_rows with the fused options compiled out (O = 0: no mask, scale 1 as constants) against the kernel
+that takes them (O = 1), on auto's own launch for short rows and calls without options; softmax and log_softmax.
+Results against the float64 reference on poisoned outputs first, then one interleaved timing with a copy of the
+same bytes (H100: docs/perf/plain-warp-rows-h100.txt, run before O existed, on the source edited as O = 0 is).
+
+    PYTHONPATH=$PWD python3 scripts/probe_plain_warp_rows.py
+"""
+import sys
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax import variants as registry
+
+SHAPES = [(262144, 32, "float32"), (262144, 64, "float32"), (262144, 100, "float32"), (4096, 256, "float32"),
+          (4096, 512, "float32"), (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"), (4096, 1024, "float16")]
+
+
+def main() -> int:
+    dev = cupy.cuda.Device()
+    bad = 0
+    for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+        print(f"\n## {op}\n")
+        for m, n, name in SHAPES:
+            dtype = dtypes.parse(name)
+            pair = (dtype, dtype)
+            plain, launch = api.plan(dev.id, "auto", m, n, pair, True, op)
+            if launch.variant != "warp_rows":
+                print(f"{m} x {n} {name}: auto takes {launch.variant}, skipped")
+                continue
+            kernel = loader.function("warp_rows", pair, (*launch.knobs[:-1], 1), dev.id, op)  # O = 1
+            x = bench.random_input(m, n, dtype)
+            want = reference.REFERENCES[op](cupy.asnumpy(x), -1)
+            fns = {"copy": bench.copy_call(x.nbytes)}
+            for label, k in (("options", kernel), ("plain", plain)):
+                y = cupy.full((m, n), numpy.nan, dtype)
+                api.launch_rows(k, launch, x, y)
+                try:
+                    reference.assert_close(cupy.asnumpy(y), want, dtype, op)
+                except AssertionError as exc:
+                    print(f"{m} x {n} {name} {label}: WRONG {str(exc)[:200]}")
+                    bad += 1
+                    continue
+                fns[label] = lambda k=k, y=y: api.launch_rows(k, launch, x, y)
+            times = bench.interleaved_ms(fns, repeat=30, rounds=3)
+            copy = times.pop("copy")
+            regs = {"options": kernel.num_regs, "plain": plain.num_regs}
+            cells = "  ".join(f"{label} {ms * 1e3:6.1f} us {copy / ms:4.0%} ({regs[label]} regs)" for label, ms in times.items())
+            print(f"{m:>6} x {n:<5} {name:<9} {str(launch.knobs):<8} copy {copy * 1e3:6.1f} us  {cells}", flush=True)
+    print(f"\nwrong: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
