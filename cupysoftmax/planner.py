@@ -652,12 +652,13 @@ class Planner:
             return None
         k = lookup(SPLIT_ITEMS, chunks)
         extra = {threads: max(0, _ceil_div(chunks, threads) - k) for threads in SPLIT_GRID_ROW_THREADS}
-        fits = [(cut[3], threads, -g) for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS  # (rows at once, T, -G)
-                if (cut := self._grid_cut(v, (k, g, 0), threads, extra[threads], facts, op))]
-        if not fits:
+        at_once = {(threads, g): cut[3] for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS
+                   if (cut := self._grid_cut(v, (k, g, 0), threads, extra[threads], facts, op))}
+        if not at_once:
             return None
-        _, threads, g = max(fits)
-        return self._on_grid(v, m, (k, -g, 0), threads, extra[threads], False, pair, facts, op)
+        # the most rows at once, then the larger T, then the smaller G
+        threads, g = max(at_once, key=lambda tg: (at_once[tg], tg[0], -tg[1]))
+        return self._on_grid(v, m, (k, g, 0), threads, extra[threads], False, pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
         """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` threads in
