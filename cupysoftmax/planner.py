@@ -499,13 +499,14 @@ class Planner:
 
     @staticmethod
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
-        """The launch of the kernel that reads scale= and where= (O = 1) for a call that passes them, where the
-        variant's last knob is O (registry: options_knob); its rule planned the plain kernel (O = 0), whose
-        block and grid serve both: the options kernels of one chunk a lane carry the same 32-register bound,
-        the others launch 256 threads, which any kernel of at most 255 registers takes."""
-        if not (fused and v.options_knob):
+        """The launch of the kernel that reads scale= and where= for a call that passes them, where its rule
+        planned a plain kernel (registry: plain_knob 0 -> 1), on the same block and grid. warp_rows: the
+        options kernels of one chunk a lane carry the same 32-register bound, the others launch 256 threads,
+        which any kernel of at most 255 registers takes; split_row: _plain_block keeps the twin's block."""
+        i = v.plain_knob
+        if not fused or i is None or launch.knobs[i] != 0:
             return launch
-        return dataclasses.replace(launch, knobs=(*launch.knobs[:-1], 1))
+        return dataclasses.replace(launch, knobs=(*launch.knobs[:i], 1, *launch.knobs[i + 1:]))
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
@@ -594,7 +595,7 @@ class Planner:
     def _rows_in_warp(self, v, m, n, pair, facts, aligned, op) -> Launch:
         chunks = self._chunks(n, pair, aligned)
         lanes = min(32, 1 << max(_ceil_div(chunks, lookup(WARP_ROWS_ITEMS, chunks)) - 1, 0).bit_length())
-        plain = [k for k in v.knob_sets(op) if k[-1] == 0]  # (G, K, O = 0): with_options takes O = 1 where asked
+        plain = [k for k in v.knob_sets(op) if k[v.plain_knob] == 0]  # (G, K, O = 0): with_options takes O = 1 where asked
         fitting = sorted(k for k in plain if k[0] == lanes and k[0] * k[1] >= chunks)
         if not fitting:
             most = max(g * k for g, k, _ in plain)
@@ -635,7 +636,19 @@ class Planner:
                     launches = roomy
                     break
         best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
-        return self._grid_launch(v, m, chunks, pair, layout, best, facts, op) or best
+        return self._grid_launch(v, m, chunks, pair, layout, best, facts, op) or self.plain_block(v, best, facts, op)
+
+    @staticmethod
+    def plain_block(v, launch: Launch, facts, op) -> Launch:
+        """A one-block launch that holds the row in registers (R = 1, no shared-memory part) on the plain kernel
+        (R = 0: the options and S compiled out, kernels/split_row.cu) where it is built and takes the block;
+        else the launch as it is. with_options gives calls with options the R = 1 twin back."""
+        k, r, c = launch.knobs
+        plain = (k, 0, 1)
+        if (c != 1 or r != 1 or launch.smem or plain not in v.knob_sets(op)
+                or launch.block > _block_most(facts(v.name, plain))):
+            return launch
+        return dataclasses.replace(launch, knobs=plain)
 
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where

@@ -62,10 +62,11 @@ class Variant:
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
-    # Whether its last knob is O: 1 for the kernels that read those options, 0 for
-    # those that compile them out (the planner picks O = 0, then O = 1 for calls
-    # with options: Planner.with_options).
-    options_knob: bool = False
+    # The index of its knob whose value 0 marks a kernel with those options
+    # compiled out, 1 its twin that reads them (warp_rows' O; split_row's R in
+    # one block), or None: the planner plans the plain kernel where it serves,
+    # then 1 for calls with options (Planner.with_options).
+    plain_knob: int | None = None
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
@@ -102,6 +103,7 @@ WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4
 WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1),)  # compiled for every pair; the planner folds no float64 row
+SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 
 VARIANTS: dict[str, Variant] = {
@@ -144,7 +146,7 @@ VARIANTS: dict[str, Variant] = {
             # (G lanes per row, K chunks per lane, O): O = 1 takes scale= and where=, O = 0 compiles them out
             # (the plain path, for the layouts the planner launches; the gradients take none)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS) + tuple((g, k, 0) for g, k in WARP_ROWS_PLAIN),
-            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), options_knob=True,
+            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(
@@ -153,11 +155,14 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
             # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
+            # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
+            # registers (its R = 1 twin takes them: plain_knob).
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
             # warp reduces (planner: SPLIT_GRID_GROUPS)
-            knobs=SPLIT_UNFOLDED + SPLIT_FOLDED + SPLIT_GRID, backward_knobs=SPLIT_UNFOLDED,
+            knobs=SPLIT_UNFOLDED + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID, backward_knobs=SPLIT_UNFOLDED,
+            plain_knob=1,
             cluster_only=SPLIT_FOLDED + SPLIT_GRID,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,

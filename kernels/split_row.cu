@@ -58,7 +58,8 @@
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the fused options (csm::Fused) after the row strides, then S and `again`
+// the fused options (csm::Fused) after the row strides (R = 0 ignores them,
+// and S: calls without options, rows in registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
 // for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
@@ -197,13 +198,28 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 // ones are held to the 64 registers that takes (left free, float32 K = 8 with
 // R = 4 took 96, sm_90); float64 ones spill there, so theirs is free and the
 // planner folds no row its block cannot launch.
+//
+// R = 0, the plain kernel: no folds, and the fused options and the
+// shared-memory part compiled out (no mask, scale 1 and S = 0 as constants:
+// the same bits, FastExp::scaled). The planner launches it for calls without
+// options whose block holds the row in registers; calls with options take its
+// R = 1 twin on the same launch. The code for options and S cost those
+// launches up to 4 points of copy (H100, 2026-11-23,
+// scripts/probe_plain_split_row.py, docs/perf/plain-split-row-h100.txt:
+// 4096 x 1024 float32 94% -> 97%, 4096 x 4096 bfloat16 94% -> 98%; the options
+// compiled out with S read at run time: 93% and 96%). One kernel
+// choosing either path at run time took the registers of both (float32 K = 8:
+// 56 -> 75).
 template <typename Tin, typename Tout, bool LOG, int K, int R>
 __global__ void __launch_bounds__(R > 1 && sizeof(csm::acc_t<Tin, Tout>) == 4 ? 1024 : 0) softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                                   long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows, int smem_chunks, int again) {
-    split_row<Tin, Tout, LOG, K, R, 1>(x, y, rows, n, x_row_stride, y_row_stride,
-                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0);
+    constexpr bool plain = R == 0;
+    split_row<Tin, Tout, LOG, K, plain ? 1 : R, 1>(
+        x, y, rows, n, x_row_stride, y_row_stride,
+        plain ? csm::Fused{1.0, nullptr, 0, 1} : csm::Fused{scale, mask, mask_row_stride, mask_rows},
+        plain ? 0 : smem_chunks, again != 0);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on

@@ -38,14 +38,14 @@ def candidates(planner, m, n, pair, facts):
     v = VARIANTS["split_row"]
     for knobs in registry_knobs("split_row"):
         k, r, c = knobs
-        if r > 1 or (c > 1 and planner.device.compute_capability < (9, 0)):
-            continue  # folds: only in the planner's own layouts below
+        if r != 1 or (c > 1 and planner.device.compute_capability < (9, 0)):
+            continue  # folds: only in the planner's own layouts below; the plain kernels (R = 0): plain_block
         per = _ceil_div(chunks, c)
         kernel = facts("split_row", knobs)
         threads = _round_up(_ceil_div(per, k), 32)
         most = min(1024, kernel.max_threads // 32 * 32)
         if threads <= most:
-            yield planner._cluster_launch(v, m, knobs, threads, 0)
+            yield planner.plain_block(v, planner._cluster_launch(v, m, knobs, threads, 0), facts, SOFTMAX)
         elif k == 8:
             extra = _ceil_div(per, most) - k
             if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
@@ -57,7 +57,7 @@ def candidates(planner, m, n, pair, facts):
     except UnsuitableVariant:
         return
     for knobs, block, extra, again in planner.split_cuts(v, layout, facts):
-        yield planner._cluster_launch(v, m, knobs, block, extra, again)
+        yield planner.plain_block(v, planner._cluster_launch(v, m, knobs, block, extra, again), facts, SOFTMAX)
 
 class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),

@@ -25,7 +25,7 @@ def test_every_instantiation_compiles_without_spills(arch):
 def test_cluster_kernels_are_built_only_where_clusters_exist():
     # and split_row's folds (R > 1), which serve only rows that clusters may also take
     names = {r.expression for r in loader.build("sm_80")}
-    assert "softmax_split_row<float, float, false, 8, 1>" in names
+    assert {"softmax_split_row<float, float, false, 8, 1>", "softmax_split_row<float, float, false, 8, 0>"} <= names
     assert not any("cluster" in name or (name.startswith("softmax_split_row<") and name.endswith(", 8, 4>"))
                    for name in names)
     sm90 = {r.expression for r in loader.build("sm_90")}
@@ -66,12 +66,14 @@ def thread_bounds(variant: str, expressions) -> dict:
 def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
     # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
+    # (R = 4), none for the plain kernels (R = 0)
     bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,
                "softmax_split_row_cluster<float, float, false, 4, 1, 16>": None,
                "softmax_split_row_cluster<double, double, false, 8, 1, 16>": None,
                "softmax_split_row<float, float, false, 8, 1>": None,
+               "softmax_split_row<float, float, false, 8, 0>": None,
                "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": 1024,
                "softmax_split_row<double, double, false, 8, 4>": None}
     assert thread_bounds("split_row", bounded) == bounded

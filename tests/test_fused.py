@@ -1,4 +1,5 @@
 """scale= and where= without a GPU: their checks, the planner's rule, the reference's semantics."""
+import dataclasses
 from types import SimpleNamespace
 
 import numpy
@@ -73,18 +74,24 @@ def test_variants_without_options_refuse_them(variant):
         Planner(H100).plan(variant, 4, 1000, F32, fake_facts, op=registry.SOFTMAX, fused=True)
 
 
-@pytest.mark.parametrize("n, variant", [(100, "warp_rows"), (50257, "split_row"), (4_194_304, "split_row"),
-                                        (2**23 + 4, "two_pass")],
-                         ids=["short_rows_warp_rows", "vocab_split_row", "past_a_cluster_split_row_grid",
-                              "past_the_grid_two_pass"])
-def test_auto_with_options_picks_what_it_picks_without(n, variant):
-    # the same launch, of the kernel that reads the options where the variant compiles them out otherwise
+@pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
+                                                 (8, 50257, "split_row", False), (8, 4_194_304, "split_row", False),
+                                                 (8, 2**23 + 4, "two_pass", False)],
+                         ids=["short_rows_warp_rows_plain", "block_row_in_registers_split_row_plain",
+                              "vocab_split_row_clusters", "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
+def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
+    # the same launch; where the call without options gets a plain kernel (the options compiled out: its
+    # plain_knob at 0), the call with them gets the twin that reads them (that knob at 1)
     h100 = Planner(H100)
-    with_options = h100.plan("auto", 8, n, F32, fake_facts, fused=True)
+    with_options = h100.plan("auto", m, n, F32, fake_facts, fused=True)
     assert with_options.variant == variant
-    plain = h100.plan("auto", 8, n, F32, fake_facts)
+    plain = h100.plan("auto", m, n, F32, fake_facts)
     assert with_options == Planner.with_options(registry.VARIANTS[variant], plain, True)
-    assert (with_options == plain) != registry.VARIANTS[variant].options_knob
+    assert (with_options != plain) == twin
+    if twin:
+        i = registry.VARIANTS[variant].plain_knob
+        assert (plain.knobs[i], with_options.knobs[i]) == (0, 1)
+        assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():

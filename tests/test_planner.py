@@ -308,20 +308,20 @@ def split_facts(name, knobs):
 
 @pytest.mark.parametrize(
     "m, n, knobs, block, extra, again",
-    [(4096, 1024, (4, 1, 1), 64, 0, 0),  # many rows: one block per row, the row in registers
-     (4096, 2048, (4, 1, 1), 128, 0, 0),  # up to 512 chunks: four a thread
-     (4096, 4096, (8, 1, 1), 128, 0, 0),  # past 512: eight
+    [(4096, 1024, (4, 0, 1), 64, 0, 0),  # many rows: one block per row, the row in registers (R = 0: plain)
+     (4096, 2048, (4, 0, 1), 128, 0, 0),  # up to 512 chunks: four a thread
+     (4096, 4096, (8, 0, 1), 128, 0, 0),  # past 512: eight
      (4096, 65536, (8, 4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
                                            # four logical threads a thread (16 chunks: four each)
      (8, 128256, (8, 1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (31, 128256, (8, 1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
-     (64, 32000, (8, 1, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
+     (64, 32000, (8, 0, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
      (300, 128256, (8, 1, 8), 512, 0, 0),  # no block holds a float32 row: clusters, no fold (past the grid's rows)
-     (8, 16384, (8, 1, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
+     (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
-     (4096, 16388, (8, 1, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
+     (4096, 16388, (8, 0, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "31_rows_cluster16",
@@ -333,6 +333,21 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
     assert (launch.knobs, launch.block, *map(int, launch.args)) == (knobs, block, extra, again)
     assert launch.smem == extra * block * 16
     assert launch.grid == m * knobs[-1]  # one cluster per row
+
+
+def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
+    # R = 0 compiles the options and the shared-memory part out: one block holding the row in registers,
+    # of a block size the plain kernel itself launches; the gradients and shared-memory parts keep R = 1
+    def heavier_plain(name, knobs):  # a plain kernel at 72 registers launches at most 896 threads
+        facts = split_facts(name, knobs)
+        return dataclasses.replace(facts, num_regs=72, max_threads=max_threads(72)) if knobs[1] == 0 else facts
+
+    assert h100.plan("split_row", 64, 32000, F32, heavier_plain).knobs == (8, 1, 1)  # 1024 threads
+    assert h100.plan("split_row", 4096, 4096, F32, heavier_plain).knobs == (8, 0, 1)  # 128 threads
+    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.SOFTMAX_BACKWARD).knobs == (4, 1, 1)
+    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.LOG_SOFTMAX).knobs == (4, 0, 1)
+    with_smem = h100.plan("split_row", 4096, 32768, F64, split_facts)  # float64 folds no row
+    assert (with_smem.knobs, with_smem.smem > 0) == ((8, 1, 1), True)
 
 
 def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(h100):
@@ -375,7 +390,7 @@ def test_split_row_keeps_clusters_outside_the_grid_rule(h100, m, n, pair, op):
 
 def test_split_row_without_clusters_keeps_one_block_per_row():
     launch = Planner(SMALL).plan("split_row", 8, 12000, F32, fake_facts)
-    assert launch.knobs == (8, 1, 1) and launch.grid == 8  # and no fold: no cluster serves fewer rows
+    assert launch.knobs == (8, 0, 1) and launch.grid == 8  # the plain kernel, no fold: no cluster serves fewer rows
 
 
 def cluster_bound_facts(name, knobs):
@@ -447,7 +462,8 @@ def row_layout(launch):
     args = tuple(map(int, launch.args))
     blocks = args[2] if c == 0 else c  # a grid launch (C = 0) gives its blocks a row after S and again
     again = r > 1 or args[1:2] == (1,)
-    return (launch.block * blocks * r, "again") if again else (launch.block * blocks * r, k, args[:2])
+    threads = launch.block * blocks * max(r, 1)  # R = 0: the plain kernel, a thread for each logical thread
+    return (threads, "again") if again else (threads, k, args[:2])
 
 
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])

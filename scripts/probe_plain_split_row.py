@@ -1,0 +1,84 @@
+"""Probe: split_row's plain one-block kernel (R = 0: the fused options and the shared-memory part compiled out)
+against its R = 1 twin (which reads both) on auto's own launch for calls without options, softmax and
+log_softmax; the plain kernel on other block sizes for the same row, and the Triton tutorial kernel and Liger
+(softmax) in the same timing where importable. Results are checked against the float64 reference on poisoned
+outputs first, then every callable of a shape is timed in one interleaved run with a copy of the same bytes
+(H100: docs/perf/plain-split-row-h100.txt).
+
+    PYTHONPATH=$PWD python3 scripts/probe_plain_split_row.py
+"""
+import dataclasses
+import sys
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, loader, reference, suite
+from cupysoftmax import variants as registry
+
+SHAPES = [(4096, 1024, "float32"), (4096, 2048, "float32"), (4096, 4096, "float32"), (4096, 8192, "float32"),
+          (4096, 12288, "float32"), (4096, 4096, "bfloat16"), (4096, 16384, "bfloat16"), (4096, 16384, "float16"),
+          (128, 32000, "float32"), (4096, 1024, "bfloat16")]
+# the plain kernel on other blocks for the same row, (K, threads): Liger's layout for 1024 float32 is 128
+# threads of 8 values
+OTHER = {(4096, 1024, "float32"): [(2, 128), (8, 32)], (4096, 2048, "float32"): [(2, 256), (8, 64)],
+         (4096, 4096, "float32"): [(4, 256), (2, 512)], (4096, 4096, "bfloat16"): [(2, 256), (8, 64)]}
+
+
+def peers(x, op):
+    found = {}
+    if op != registry.SOFTMAX:
+        return found
+    for name, make in (("triton", suite.make_triton), ("liger", suite.make_liger)):
+        try:
+            found[name] = make(x, op)
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is named and skipped
+            print(f"   {name}: {str(exc)[:100]}")
+    return found
+
+
+def main() -> int:
+    dev = cupy.cuda.Device()
+    bad = 0
+    for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+        print(f"\n## {op}\n", flush=True)
+        for m, n, name in SHAPES:
+            dtype = dtypes.parse(name)
+            pair = (dtype, dtype)
+            plain, launch = api.plan(dev.id, "auto", m, n, pair, True, op)
+            if launch.variant != "split_row" or launch.knobs[1:] != (0, 1):
+                print(f"{m} x {n} {name}: auto takes {launch.variant} {launch.knobs}, skipped")
+                continue
+            k = launch.knobs[0]
+            cases = {"plain": (plain, launch),
+                     "R=1": (loader.function("split_row", pair, (k, 1, 1), dev.id, op), launch)}
+            for k2, threads in OTHER.get((m, n, name), []):
+                other = dataclasses.replace(launch, knobs=(k2, 0, 1), block=threads)
+                cases[f"plain K{k2}x{threads}"] = (loader.function("split_row", pair, other.knobs, dev.id, op), other)
+            x = bench.random_input(m, n, dtype)
+            want = reference.REFERENCES[op](cupy.asnumpy(x), -1)
+            fns, regs = {"copy": bench.copy_call(x.nbytes)}, {}
+            for label, (kernel, ln) in cases.items():
+                y = cupy.full((m, n), numpy.nan, dtype)
+                api.launch_rows(kernel, ln, x, y)
+                try:
+                    reference.assert_close(cupy.asnumpy(y), want, dtype, op)
+                except AssertionError as exc:
+                    print(f"{m} x {n} {name} {label}: WRONG {str(exc)[:200]}")
+                    bad += 1
+                    continue
+                fns[label] = lambda kernel=kernel, ln=ln, y=y: api.launch_rows(kernel, ln, x, y)
+                regs[label] = kernel.num_regs
+            fns.update(peers(x, op))
+            times = bench.interleaved_ms(fns, repeat=30, rounds=3)
+            copy = times.pop("copy")
+            cells = "  ".join(f"{label} {ms * 1e3:.1f}us {copy / ms:4.0%}" + (f" r{regs[label]}" if label in regs else "")
+                              for label, ms in times.items())
+            print(f"{m:>5} x {n:<6} {name:<8} {str(launch.knobs):<10} b{launch.block:<5} copy {copy * 1e3:.1f}us | "
+                  f"{cells}", flush=True)
+    print(f"\nwrong: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
