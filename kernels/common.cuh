@@ -686,6 +686,8 @@ struct Fused {
     double scale;
     const unsigned char* mask;
     long long mask_row_stride, mask_rows;
+    // No options, as constants: the plain kernels' (warp_rows O = 0, split_row R = 0), which compile them out
+    __device__ __forceinline__ static Fused none() { return {1.0, nullptr, 0, 1}; }
     __device__ __forceinline__ RowMask row(long long r) const {
         return {mask == nullptr ? nullptr : mask + (r % mask_rows) * mask_row_stride};
     }

@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(R > 1 && sizeof(csm::acc_t<Tin, Tout>) == 4 ? 
     constexpr bool plain = R == 0;
     split_row<Tin, Tout, LOG, K, plain ? 1 : R, 1>(
         x, y, rows, n, x_row_stride, y_row_stride,
-        plain ? csm::Fused{1.0, nullptr, 0, 1} : csm::Fused{scale, mask, mask_row_stride, mask_rows},
+        plain ? csm::Fused::none() : csm::Fused{scale, mask, mask_row_stride, mask_rows},
         plain ? 0 : smem_chunks, again != 0);
 }
 

@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
                                   long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
     static_assert(O == 0 || O == 1, "O: the fused options compiled out (0) or in (1)");
-    const csm::Fused fused = O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused{1.0, nullptr, 0, 1};
+    const csm::Fused fused = O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);

@@ -11,10 +11,10 @@ import dataclasses
 import sys
 
 import cupy
-import numpy
 
-from cupysoftmax import api, bench, dtypes, loader, reference, suite
+from cupysoftmax import api, bench, dtypes, loader, suite
 from cupysoftmax import variants as registry
+from probe_plain_warp_rows import checked  # scripts/: the check-then-time cases of both plain-kernel probes
 
 SHAPES = [(4096, 1024, "float32"), (4096, 2048, "float32"), (4096, 4096, "float32"), (4096, 8192, "float32"),
           (4096, 12288, "float32"), (4096, 4096, "bfloat16"), (4096, 16384, "bfloat16"), (4096, 16384, "float16"),
@@ -56,19 +56,9 @@ def main() -> int:
                 other = dataclasses.replace(launch, knobs=(k2, 0, 1), block=threads)
                 cases[f"plain K{k2}x{threads}"] = (loader.function("split_row", pair, other.knobs, dev.id, op), other)
             x = bench.random_input(m, n, dtype)
-            want = reference.REFERENCES[op](cupy.asnumpy(x), -1)
-            fns, regs = {"copy": bench.copy_call(x.nbytes)}, {}
-            for label, (kernel, ln) in cases.items():
-                y = cupy.full((m, n), numpy.nan, dtype)
-                api.launch_rows(kernel, ln, x, y)
-                try:
-                    reference.assert_close(cupy.asnumpy(y), want, dtype, op)
-                except AssertionError as exc:
-                    print(f"{m} x {n} {name} {label}: WRONG {str(exc)[:200]}")
-                    bad += 1
-                    continue
-                fns[label] = lambda kernel=kernel, ln=ln, y=y: api.launch_rows(kernel, ln, x, y)
-                regs[label] = kernel.num_regs
+            fns, wrong = checked(x, op, cases)
+            bad += wrong
+            regs = {label: kernel.num_regs for label, (kernel, _) in cases.items()}
             fns.update(peers(x, op))
             times = bench.interleaved_ms(fns, repeat=30, rounds=3)
             copy = times.pop("copy")

@@ -17,6 +17,24 @@ SHAPES = [(262144, 32, "float32"), (262144, 64, "float32"), (262144, 100, "float
           (4096, 512, "float32"), (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"), (4096, 1024, "float16")]
 
 
+def checked(x, op, cases: dict) -> tuple[dict, int]:
+    """{label: (kernel, launch)} -> ({"copy" and each label whose result on a NaN-poisoned output matches the float64
+    reference: a callable to time}, how many did not match, each named on a line)."""
+    want = reference.REFERENCES[op](cupy.asnumpy(x), -1)
+    fns, wrong = {"copy": bench.copy_call(x.nbytes)}, 0
+    for label, (kernel, launch) in cases.items():
+        y = cupy.full(x.shape, numpy.nan, x.dtype)
+        api.launch_rows(kernel, launch, x, y)
+        try:
+            reference.assert_close(cupy.asnumpy(y), want, x.dtype, op)
+        except AssertionError as exc:
+            print(f"{x.shape[0]} x {x.shape[1]} {x.dtype} {label}: WRONG {str(exc)[:200]}")
+            wrong += 1
+            continue
+        fns[label] = lambda kernel=kernel, launch=launch, y=y: api.launch_rows(kernel, launch, x, y)
+    return fns, wrong
+
+
 def main() -> int:
     dev = cupy.cuda.Device()
     bad = 0
@@ -31,18 +49,8 @@ def main() -> int:
                 continue
             kernel = loader.function("warp_rows", pair, (*launch.knobs[:-1], 1), dev.id, op)  # O = 1
             x = bench.random_input(m, n, dtype)
-            want = reference.REFERENCES[op](cupy.asnumpy(x), -1)
-            fns = {"copy": bench.copy_call(x.nbytes)}
-            for label, k in (("options", kernel), ("plain", plain)):
-                y = cupy.full((m, n), numpy.nan, dtype)
-                api.launch_rows(k, launch, x, y)
-                try:
-                    reference.assert_close(cupy.asnumpy(y), want, dtype, op)
-                except AssertionError as exc:
-                    print(f"{m} x {n} {name} {label}: WRONG {str(exc)[:200]}")
-                    bad += 1
-                    continue
-                fns[label] = lambda k=k, y=y: api.launch_rows(k, launch, x, y)
+            fns, wrong = checked(x, op, {"options": (kernel, launch), "plain": (plain, launch)})
+            bad += wrong
             times = bench.interleaved_ms(fns, repeat=30, rounds=3)
             copy = times.pop("copy")
             regs = {"options": kernel.num_regs, "plain": plain.num_regs}
