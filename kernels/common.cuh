@@ -265,26 +265,46 @@ template <typename T> struct alignas(16) Vec {
 };
 
 // A 2-byte value of a word (its low or high half) widened to float through
-// volatile PTX, one instruction straight from the packed word: the compiler
-// may not keep widened copies alive between a row's read and its write (that
-// doubles the registers of the register-resident variants); it re-widens
-// where needed, and the row stays packed two values to a register.
+// volatile PTX, one instruction straight from the packed word, so that the
+// row stays packed two values to a register. Volatile keeps NVVM from
+// reusing one widening for another; ptxas, which sees plain instructions,
+// still merges two widenings of a word written alike, and then keeps the
+// row's widened values alive from its read to its write. So the pass that
+// writes a row (Normalize, HeldGrad) widens in other instructions than the
+// passes that read it: bfloat16 through one byte permute, half through a
+// permute that swaps the halves before the conversion. Merged, the 2-byte
+// kernels took up to twice float32's registers (sm_90, NVRTC 13.5: split_row
+// gradients K = 4 in clusters 85 against 48, warp_rows log_softmax (32, 8, 1)
+// 122 against 71); apart, 48 and 75.
+enum class WidenPass { read, write };
+template <WidenPass P = WidenPass::read>
 __device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __nv_bfloat16*) {
     float f;
-    if (high) asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(w));
-    else asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(w));
+    if constexpr (P == WidenPass::write) {
+        if (high) asm volatile("prmt.b32 %0, %1, 0, 0x3244;" : "=f"(f) : "r"(w));
+        else asm volatile("prmt.b32 %0, %1, 0, 0x1044;" : "=f"(f) : "r"(w));
+    } else {
+        if (high) asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(w));
+        else asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(w));
+    }
     return f;
 }
+template <WidenPass P = WidenPass::read>
 __device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __half*) {
     float f;
-    if (high) asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(f) : "r"(w));
-    else asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }" : "=f"(f) : "r"(w));
+    if constexpr (P == WidenPass::write) {
+        if (high) asm volatile("{ .reg .b32 s; .reg .b16 lo, hi; prmt.b32 s, %1, 0, 0x1032; mov.b32 {lo, hi}, s; cvt.f32.f16 %0, lo; }" : "=f"(f) : "r"(w));
+        else asm volatile("{ .reg .b32 s; .reg .b16 lo, hi; prmt.b32 s, %1, 0, 0x1032; mov.b32 {lo, hi}, s; cvt.f32.f16 %0, hi; }" : "=f"(f) : "r"(w));
+    } else {
+        if (high) asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(f) : "r"(w));
+        else asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }" : "=f"(f) : "r"(w));
+    }
     return f;
 }
 
-// Element k of a chunk in the accumulation type.
-template <typename A, typename T> __device__ __forceinline__ A widen(const Vec<T>& v, int k) {
-    if constexpr (sizeof(T) == 2) return static_cast<A>(widen_half_word(v.w[k / 2], k % 2 == 1, static_cast<const T*>(nullptr)));
+// Element k of a chunk in the accumulation type (P: the pass that widens it, above).
+template <typename A, WidenPass P = WidenPass::read, typename T> __device__ __forceinline__ A widen(const Vec<T>& v, int k) {
+    if constexpr (sizeof(T) == 2) return static_cast<A>(widen_half_word<P>(v.w[k / 2], k % 2 == 1, static_cast<const T*>(nullptr)));
     else return static_cast<A>(v.get(k));
 }
 
@@ -371,7 +391,7 @@ template <typename A, typename T, bool LOG> struct Normalize {
         if constexpr (LOG) return FastExp::shifted(a, scale, max) - by;
         else return FastExp::of(a, scale, max) * by;
     }
-    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A>(v, k)); }
+    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A, WidenPass::write>(v, k)); }
     // What a masked-out position gets (Fused): 0, or log(0) = -inf.
     __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
 };
@@ -575,7 +595,7 @@ template <typename A, typename T, int K, bool LOG> struct HeldGrad {
     }
     __device__ __forceinline__ void finish(A row_s) { s = row_s; }
     __device__ __forceinline__ A out(int j, int k) const {
-        const A yv = widen<A>(y[j], k), dyv = widen<A>(dy[j], k);
+        const A yv = widen<A, WidenPass::write>(y[j], k), dyv = widen<A, WidenPass::write>(dy[j], k);
         if constexpr (LOG) return dyv - FastExp::of(yv, A(0)) * s;
         else return yv * (dyv - s);
     }

@@ -94,6 +94,23 @@ def test_only_warp_rows_kernels_of_one_chunk_a_lane_carry_a_thread_bound():
     assert thread_bounds("warp_rows", bounded) == bounded
 
 
+# Kernels whose write pass widens 2-byte values again after the row's reduction (common.cuh, WidenPass::write)
+REWIDENED = ["softmax_split_row_cluster_backward<{t}, {t}, false, 4, 1, 8>",
+             "softmax_split_row_cluster_backward<{t}, {t}, false, 8, 1, 8>",
+             "softmax_split_row<{t}, {t}, true, 8, 0>",
+             "softmax_warp_rows<{t}, {t}, true, 32, 8, 1>",
+             "softmax_warp_rows_backward<{t}, {t}, false, 32, 4, 0>"]
+
+
+@pytest.mark.parametrize("template", REWIDENED, ids=lambda t: t.split("<")[0] + "_" + "_".join(t.split(", ")[2:]).rstrip(">"))
+def test_half_precision_rows_stay_packed_across_the_reduction(template):
+    # ptxas merges a read pass' and a write pass' widenings written alike and keeps the widened row alive across
+    # the reduction: 2-byte kernels then took 37-62 registers more than float32's (sm_90, before WidenPass::write)
+    regs = {r.expression: r.registers for r in loader.build("sm_90")}
+    for t in ("__nv_bfloat16", "__half"):
+        assert regs[template.format(t=t)] <= regs[template.format(t="float")] + 8, t
+
+
 def test_log_softmax_is_built_for_the_variants_that_compute_it():
     names = {r.expression for r in loader.build("sm_90")}
     assert "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>" in names
