@@ -85,6 +85,12 @@ WARP_ROWS_ITEMS = (
 # A chunk takes four registers whatever its element type: 2-byte values stay
 # packed (common.cuh, Held), so the same K serves every type.
 SPLIT_ITEMS = (
+    # 4096 x 1024 float32 (256 chunks), the plain kernel: K = 2 with 128 threads
+    # 98% of copy, K = 4 with 64 threads 97% (H100, 2026-11-23, three runs of
+    # scripts/probe_plain_split_row.py and scripts/sweep_configs.py,
+    # docs/perf/plain-split-row-h100.txt); the gradient 96% against 96%
+    # (scripts/sweep_backward.py); Liger's layout there is K = 2 with 128 threads.
+    (256, 2),
     (512, 4),
     (INF, 8),
 )
@@ -220,6 +226,15 @@ SPLIT_GRID_GROUPS = (1, 4)
 BACKWARD_ITEMS = 4
 BACKWARD_BLOCKS_PER_SM = 3
 BACKWARD_MIN_BLOCKS_PER_SM = 2
+# The gradients round T up to whole warps in blocks of the largest cluster
+# size whose rounding adds at most T / BACKWARD_ROUNDING threads (the forward
+# rounds to the largest C whatever it adds): a thread slot holding nothing
+# still takes a gradient kernel's registers, and those decide the blocks an SM
+# holds. H100, 2026-11-23 (scripts/sweep_backward.py, the kernels after
+# common.cuh's WidenPass::write, 48 registers at K = 4), 8192 x 50257 bfloat16 (1571
+# threads at K = 4): T = 2048 (a 16-block cluster's warps) at (4, 8) with 256
+# threads 85% of copy in the suite, T = 1664 at (4, 4) with 416 threads 94%.
+BACKWARD_ROUNDING = 8
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -726,8 +741,9 @@ class Planner:
         with a shared-memory part before any cluster); the gradients, on rows that take clusters,
         BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
-        up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
-        block would then pass what its kernel launches; a one-block layout then folds (SPLIT_FOLD).
+        up to whole warps in a block of the largest cluster (the gradients: BACKWARD_ROUNDING), so that
+        every C cuts it, unless the layout's own block would then pass what its kernel launches; a one-block
+        layout then folds (SPLIT_FOLD).
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
@@ -755,9 +771,8 @@ class Planner:
         first = layouts[0]
         k, _, c = first.knobs
         threads = c * first.block
-        rounded = _round_up(threads, 32 * max(sizes))
-        if clusters and rounded // c <= _block_most(facts(v.name, first.knobs)):
-            threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
+        if clusters:  # else only the C that cut it into whole warps serve (the layout's own among them)
+            threads = self._rounded_threads(threads, c, sizes, facts(v.name, first.knobs), op)
         extra = int(first.args[0]) if first.args else None
         layout = SplitLayout(k, threads, extra, tuple(sizes))
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
@@ -768,6 +783,18 @@ class Planner:
         if few and folded in v.knob_sets(op) and threads <= _block_most(facts(v.name, folded)):
             return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
         return layout
+
+    @staticmethod
+    def _rounded_threads(threads: int, c: int, sizes, kernel: KernelFacts, op) -> int:
+        """A layout's T (its own C's blocks of whole warps) rounded up to whole warps in blocks of the largest
+        cluster size, so that every C cuts it, where the layout's own block stays one its kernel launches; the
+        gradients take the largest size whose rounding adds at most T / BACKWARD_ROUNDING (else T as it is)."""
+        backward = op in registry.BACKWARD
+        for size in sorted(sizes, reverse=True) if backward else [max(sizes)]:
+            rounded = _round_up(threads, 32 * size)
+            if rounded // c <= _block_most(kernel) and (not backward or rounded - threads <= threads / BACKWARD_ROUNDING):
+                return rounded
+        return threads
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks

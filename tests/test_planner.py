@@ -182,7 +182,8 @@ def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_
 
 
 def gradient_facts(name, knobs):
-    """Registers of split_row's half-precision gradient kernels by K, about as sm_90 builds them."""
+    """Heavy gradient kernels: registers by K about as sm_90 built split_row's half-precision ones before their
+    write pass widened in instructions of its own (common.cuh, WidenPass::write; now they take float32's)."""
     regs = {2: 47, 4: 82, 8: 151}[knobs[0]]
     return KernelFacts(num_regs=regs, static_smem=144, local_bytes=0, max_threads=max_threads(regs))
 
@@ -308,7 +309,7 @@ def split_facts(name, knobs):
 
 @pytest.mark.parametrize(
     "m, n, knobs, block, extra, again",
-    [(4096, 1024, (4, 0, 1), 64, 0, 0),  # many rows: one block per row, the row in registers (R = 0: plain)
+    [(4096, 1024, (2, 0, 1), 128, 0, 0),  # many rows: one block per row, the row in registers (R = 0: plain), up to 256 chunks: two a thread
      (4096, 2048, (4, 0, 1), 128, 0, 0),  # up to 512 chunks: four a thread
      (4096, 4096, (8, 0, 1), 128, 0, 0),  # past 512: eight
      (4096, 65536, (8, 4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
@@ -344,8 +345,8 @@ def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
 
     assert h100.plan("split_row", 64, 32000, F32, heavier_plain).knobs == (8, 1, 1)  # 1024 threads
     assert h100.plan("split_row", 4096, 4096, F32, heavier_plain).knobs == (8, 0, 1)  # 128 threads
-    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.SOFTMAX_BACKWARD).knobs == (4, 1, 1)
-    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.LOG_SOFTMAX).knobs == (4, 0, 1)
+    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.SOFTMAX_BACKWARD).knobs == (2, 1, 1)
+    assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.LOG_SOFTMAX).knobs == (2, 0, 1)
     with_smem = h100.plan("split_row", 4096, 32768, F64, split_facts)  # float64 folds no row
     assert (with_smem.knobs, with_smem.smem > 0) == ((8, 1, 1), True)
 
@@ -766,3 +767,14 @@ def gradient_facts_f32(name, knobs):
 def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, knobs, threads):
     launch = h100.plan("split_row", m, n, F32, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
     assert (launch.knobs, launch.block) == (knobs, threads)
+
+
+@pytest.mark.parametrize("m, knobs, threads", [
+    (8192, (4, 1, 4), 448),  # 1571 threads at K = 4, 416 a block in the smallest C with three blocks an SM:
+                             # T = 1664 rounds to 1792 (8 blocks of 7 warps), not to 2048 (16 blocks of 4 warps)
+    (8, (4, 1, 8), 224),  # few rows: the largest C that cuts T = 1792
+], ids=["vocab_rows_c4", "few_rows_c8"])
+def test_gradients_round_a_rows_threads_up_by_an_eighth_at_most(h100, m, knobs, threads):
+    # 8192 x 50257 bfloat16 (6283 chunks), its kernels at float32's registers (BACKWARD_ROUNDING)
+    launch = h100.plan("split_row", m, 50257, BF16, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
+    assert (launch.knobs, launch.block, launch.block * knobs[-1]) == (knobs, threads, 1792)
