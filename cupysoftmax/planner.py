@@ -230,11 +230,15 @@ BACKWARD_MIN_BLOCKS_PER_SM = 2
 # size whose rounding adds at most T / BACKWARD_ROUNDING threads (the forward
 # rounds to the largest C whatever it adds): a thread slot holding nothing
 # still takes a gradient kernel's registers, and those decide the blocks an SM
-# holds. H100, 2026-11-23 (scripts/sweep_backward.py, the kernels after
-# common.cuh's WidenPass::write, 48 registers at K = 4), 8192 x 50257 bfloat16 (1571
-# threads at K = 4): T = 2048 (a 16-block cluster's warps) at (4, 8) with 256
-# threads 85% of copy in the suite, T = 1664 at (4, 4) with 416 threads 94%.
-BACKWARD_ROUNDING = 8
+# holds. H100, 2026-11-23 (scripts/sweep_backward.py, 48 registers at K = 4:
+# common.cuh's WidenPass), 8192 x 50257 bfloat16, 1571 threads at K = 4:
+# T = 1664 (whole warps in 4 blocks) at (4, 4) with 416 threads 94% of copy;
+# T = 1792 (8 blocks) at (4, 8) with 224 threads 85%; T = 2048 (16 blocks) at
+# (4, 8) with 256 threads 85% in the suite. 8 rows take 7.3-7.4 us at C = 4,
+# 8 or 16 alike (copy 6.9 us). float32 rows of 50257 (3328 threads): T = 3328
+# at (4, 8) with 416 threads 92%, T = 3584 at (4, 16) with 224 threads 92%
+# (docs/perf/sweep-backward-h100.txt).
+BACKWARD_ROUNDING = 16
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -321,6 +325,16 @@ CHUNKED_MAX_N = 2**31 - 32
 TWO_PASS_THREADS = 256
 TWO_PASS_MIN_CHUNKS = 2048
 TWO_PASS_L2_SHARE = 2
+
+
+# An SM's registers sit in SUB_PARTITIONS quarters, each holding whole warps'
+# 256-register granules (cuda_occupancy.h, cudaOccMaxBlocksPerSMRegsLimit: 4
+# from sm_70 on; a P100's 2 would hold more), so the warps an SM holds by
+# registers are a multiple of four. H100, 2026-11-23: the bfloat16 gradient
+# at 48 registers (1536 a warp, 10 warps a quarter) in blocks of 448 threads
+# (14 warps) held two blocks an SM, not the three 65536 / 1536 / 14 gives:
+# 78% of copy at 8192 x 50257, against 94% in blocks of 416 (13 warps, three).
+SUB_PARTITIONS = 4
 
 
 @dataclass(frozen=True)
@@ -524,12 +538,12 @@ class Planner:
         return dataclasses.replace(launch, knobs=(*launch.knobs[:i], 1, *launch.knobs[i + 1:]))
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
-        """Resident blocks per SM (the CUDA occupancy rules, 256-register warp granules)."""
+        """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""
         d = self.device
         warps = _ceil_div(threads, 32)
         by_threads = d.max_threads_per_sm // (warps * 32)
         regs_per_warp = _round_up(max(kernel.num_regs, 1) * 32, 256)
-        by_regs = (d.regs_per_sm // regs_per_warp) // warps
+        by_regs = d.regs_per_sm // SUB_PARTITIONS // regs_per_warp * SUB_PARTITIONS // warps
         block_smem = smem + kernel.static_smem + d.smem_reserved_per_block
         by_smem = d.smem_per_sm // block_smem
         return max(0, min(by_threads, by_regs, by_smem, d.max_blocks_per_sm))

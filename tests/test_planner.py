@@ -23,8 +23,10 @@ BF16 = (dtypes.BFLOAT16, dtypes.BFLOAT16)
 
 
 def max_threads(regs):
+    """The most threads a block of a kernel of `regs` registers launches: its warps, rounded up to the SM's four
+    quarters, must fit the register file (cuda_occupancy.h's hardware check)."""
     per_warp = -(-regs * 32 // 256) * 256
-    return min(1024, 65536 // per_warp * 32)
+    return min(1024, 65536 // per_warp // 4 * 4 * 32)
 
 
 REGISTERS_SM90_F32 = {1: 25, 2: 28, 4: 29, 8: 36, 16: 60, 32: 127}
@@ -150,6 +152,9 @@ def test_blocks_per_sm_follows_each_limit(h100):
     heavy = KernelFacts(num_regs=128, static_smem=0, local_bytes=0, max_threads=512)
     assert h100.blocks_per_sm(256, heavy, 0) == 2  # registers
     assert h100.blocks_per_sm(128, light, 100_000) == 2  # shared memory (plus the reserved 1 KB each)
+    # registers by quarters of the SM: 48 a thread is 1536 a warp, 10 warps a quarter, 40 an SM
+    gradient = KernelFacts(num_regs=48, static_smem=0, local_bytes=0, max_threads=1024)
+    assert (h100.blocks_per_sm(416, gradient, 0), h100.blocks_per_sm(448, gradient, 0)) == (3, 2)
 
 
 def test_unknown_variant_names_the_known_ones(h100):
@@ -427,17 +432,18 @@ def test_split_row_keeps_a_layout_whose_block_rounding_would_overfill(h100):
 
 
 def no_cut_facts(name, knobs):
-    """split_row whose K = 8 kernels launch at most 800 threads in clusters of 8, 384 in clusters of 16."""
-    k, c = knobs[0], knobs[-1]
-    regs = {2: 255, 4: 255}.get(k) or {8: 80, 16: 168}.get(c, 255)
-    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+    """split_row whose K = 8 kernels launch at most 640 threads in clusters of 2 (96 registers), 256 elsewhere (255
+    registers), and whose one-block kernel leaves no room for a shared-memory part."""
+    regs = 96 if knobs[0] == 8 and knobs[-1] == 2 else 255
+    static = 150_000 if knobs[-1] == 1 else 272
+    return KernelFacts(num_regs=regs, static_smem=static, local_bytes=0, max_threads=max_threads(regs))
 
 
 def test_split_row_rounds_no_layout_past_its_kernel(h100):
-    # 200000 float32 over 8 blocks of 800 threads: rounding the row's 6400 threads to 6656 would take 832;
-    # the rule before failed here with min() of no launches
-    launch = h100.plan("split_row", 8, 200000, F32, no_cut_facts)
-    assert (launch.knobs, launch.block) == ((8, 1, 8), 800)
+    # 36000 float32 (9000 chunks) over 2 blocks of 576 threads: rounding the row's 1152 threads to whole warps
+    # in 16 blocks (1536) would take 768; an earlier rule failed on such a row with min() of no launches
+    launch = h100.plan("split_row", 8, 36000, F32, no_cut_facts)
+    assert (launch.knobs, launch.block) == ((8, 1, 2), 576)
 
 
 def unlaunchable_facts(name, knobs):
@@ -755,7 +761,7 @@ def gradient_facts_f32(name, knobs):
 
 
 @pytest.mark.parametrize("m, n, knobs, threads", [
-    (8192, 50257, (4, 1, 8), 448),  # the smallest C with three blocks an SM (416 threads rounded up to 448)
+    (8192, 50257, (4, 1, 8), 416),  # the smallest C with three blocks an SM (T = 3328 needs no rounding)
     (4096, 65536, (4, 1, 16), 256),  # C = 8 (512 threads) holds two
     (4096, 32768, (4, 1, 8), 256),
     (128, 128256, (4, 1, 16), 512),  # none holds three: two
@@ -770,11 +776,11 @@ def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, kno
 
 
 @pytest.mark.parametrize("m, knobs, threads", [
-    (8192, (4, 1, 4), 448),  # 1571 threads at K = 4, 416 a block in the smallest C with three blocks an SM:
-                             # T = 1664 rounds to 1792 (8 blocks of 7 warps), not to 2048 (16 blocks of 4 warps)
-    (8, (4, 1, 8), 224),  # few rows: the largest C that cuts T = 1792
-], ids=["vocab_rows_c4", "few_rows_c8"])
-def test_gradients_round_a_rows_threads_up_by_an_eighth_at_most(h100, m, knobs, threads):
+    (8192, (4, 1, 4), 416),  # 1571 threads at K = 4, 416 a block in the smallest C with three blocks an SM:
+                             # T = 1664, not 1792 (8 blocks of 7 warps: 128 more) nor 2048 (16 blocks of 4 warps)
+    (8, (4, 1, 4), 416),  # few rows: the largest C that cuts T = 1664
+], ids=["vocab_rows_c4", "few_rows_c4"])
+def test_gradients_round_a_rows_threads_up_by_a_sixteenth_at_most(h100, m, knobs, threads):
     # 8192 x 50257 bfloat16 (6283 chunks), its kernels at float32's registers (BACKWARD_ROUNDING)
     launch = h100.plan("split_row", m, 50257, BF16, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
-    assert (launch.knobs, launch.block, launch.block * knobs[-1]) == (knobs, threads, 1792)
+    assert (launch.knobs, launch.block, launch.block * knobs[-1]) == (knobs, threads, 1664)
