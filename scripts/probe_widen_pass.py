@@ -1,0 +1,65 @@
+"""Probe: the write pass' widening of 2-byte values (common.cuh, WidenPass::write) against the read pass'
+instructions in both passes (as before it), on auto's own kernel and launch for calls without options.
+
+The "alike" kernel is built from the same source with the write pass' branch compiled out, so both passes widen
+in the read pass' instructions and ptxas may merge them (more registers). Results are checked against the float64
+reference on poisoned outputs first, then both kernels and a copy of the same bytes are timed in one interleaved
+run (H100: docs/perf/widen-pass-h100.txt).
+
+    PYTHONPATH=$PWD python3 scripts/probe_widen_pass.py
+"""
+import sys
+
+import cupy
+
+from cupysoftmax import api, bench, dtypes, loader
+from cupysoftmax import variants as registry
+from probe_plain_warp_rows import checked  # scripts/: the check-then-time cases of the plain-kernel probes
+
+# (op, M, N, dtype): auto's warp_rows and split_row kernels whose registers the write pass changed
+SHAPES = [(registry.LOG_SOFTMAX, 4096, 256, "bfloat16"), (registry.LOG_SOFTMAX, 4096, 1024, "bfloat16"),
+          (registry.LOG_SOFTMAX, 4096, 1024, "float16"), (registry.LOG_SOFTMAX, 4096, 16384, "bfloat16"),
+          (registry.SOFTMAX, 4096, 16384, "bfloat16"), (registry.LOG_SOFTMAX, 4096, 65536, "bfloat16")]
+WRITE_BRANCH = "if constexpr (P == WidenPass::write)"
+
+
+def alike(variant: str, expression: str):
+    """The kernel of `expression` built with the write pass widening in the read pass' instructions."""
+    source = loader.source(variant)
+    if source.count(WRITE_BRANCH) != 2:
+        raise RuntimeError(f"expected the write pass' two branches in common.cuh ({WRITE_BRANCH!r})")
+    module = cupy.RawModule(code=source.replace(WRITE_BRANCH, "if constexpr (false)"), options=loader.OPTIONS,
+                            name_expressions=[expression])
+    return module.get_function(expression)
+
+
+def main() -> int:
+    dev = cupy.cuda.Device()
+    bad = 0
+    for op, m, n, name in SHAPES:
+        dtype = dtypes.parse(name)
+        pair = (dtype, dtype)
+        kernel, launch = api.plan(dev.id, "auto", m, n, pair, True, op)
+        if launch.workspace:
+            print(f"{op} {m} x {n} {name}: auto takes a grid launch {launch.knobs}, skipped")
+            continue
+        expression = registry.get(launch.variant).name_expression(pair, launch.knobs, op)
+        before = alike(launch.variant, expression)
+        if launch.smem > before.max_dynamic_shared_size_bytes:
+            before.max_dynamic_shared_size_bytes = launch.smem
+        x = bench.random_input(m, n, dtype)
+        cases = {"write pass": (kernel, launch), "alike": (before, launch)}
+        fns, wrong = checked(x, op, cases)
+        bad += wrong
+        regs = {label: k.num_regs for label, (k, _) in cases.items()}
+        times = bench.interleaved_ms(fns, repeat=60, rounds=6)
+        copy = times.pop("copy")
+        cells = "  ".join(f"{label} {ms * 1e3:7.1f} us {copy / ms:4.0%} ({regs[label]} regs)" for label, ms in times.items())
+        print(f"{op:<11} {m:>5} x {n:<6} {name:<9} {launch.variant} {str(launch.knobs):<10} b{launch.block:<5} "
+              f"copy {copy * 1e3:6.1f} us | {cells}", flush=True)
+    print(f"\nwrong: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
