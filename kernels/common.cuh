@@ -274,8 +274,10 @@ template <typename T> struct alignas(16) Vec {
 // passes that read it: bfloat16 through one byte permute, half through a
 // permute that swaps the halves before the conversion. Merged, the 2-byte
 // kernels took up to twice float32's registers (sm_90, NVRTC 13.5: split_row
-// gradients K = 4 in clusters 85 against 48, warp_rows log_softmax (32, 8, 1)
-// 122 against 71); apart, 48 and 75.
+// gradients K = 4 in clusters 85 against 48, the plain split_row
+// log_softmax K = 8 94 against 56); apart, 48 and 61. Kernels whose blocks the registers do
+// not limit may widen alike (P = read) and keep the widened row instead of
+// widening it twice (warp_rows' forward: warp_rows.cu).
 enum class WidenPass { read, write };
 template <WidenPass P = WidenPass::read>
 __device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __nv_bfloat16*) {
@@ -385,18 +387,18 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
 // makes sum NaN; a row of only -inf has max = -inf, and -inf - -inf is NaN.
 // With the temperature (scale, see Fused), a is the stored value and max
 // the row's max of scale * a.
-template <typename A, typename T, bool LOG> struct Normalize {
+template <typename A, typename T, bool LOG, WidenPass P = WidenPass::write> struct Normalize {
     A max, by, scale;  // by: 1 / sum, or log(sum)
     __device__ __forceinline__ A of(A a) const {
         if constexpr (LOG) return FastExp::shifted(a, scale, max) - by;
         else return FastExp::of(a, scale, max) * by;
     }
-    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A, WidenPass::write>(v, k)); }
+    __device__ __forceinline__ A operator()(const Vec<T>& v, int k) const { return of(widen<A, P>(v, k)); }
     // What a masked-out position gets (Fused): 0, or log(0) = -inf.
     __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
 };
-template <typename T, bool LOG = false, typename A>
-__device__ __forceinline__ Normalize<A, T, LOG> normalizer(MaxSum<A> row, A scale = A(1)) {
+template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A>
+__device__ __forceinline__ Normalize<A, T, LOG, P> normalizer(MaxSum<A> row, A scale = A(1)) {
     return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, scale};
 }
 
@@ -498,10 +500,12 @@ constexpr int HALF_EXPS_KEPT = 32;
 template <typename A, typename T, int K, bool LOG>
 constexpr bool keep_exps = !LOG && (sizeof(T) >= sizeof(A) || K * Vec<T>::size <= HALF_EXPS_KEPT);
 
-template <typename A, typename T, int K, bool LOG = false, int R = 1, bool KEEP_EXPS = R == 1 && keep_exps<A, T, K, LOG>>
+// P: how the outputs widen the kept values again (WidenPass), where they do.
+template <typename A, typename T, int K, bool LOG = false, int R = 1, bool KEEP_EXPS = R == 1 && keep_exps<A, T, K, LOG>,
+          WidenPass P = WidenPass::write>
 struct Held;
 
-template <typename A, typename T, int K> struct Held<A, T, K, false, 1, true> {
+template <typename A, typename T, int K, WidenPass P> struct Held<A, T, K, false, 1, true, P> {
     static constexpr int chunks = K;
     A e[K][Vec<T>::size];
     A m, factor;
@@ -532,10 +536,10 @@ template <typename A, typename T, int K> struct Held<A, T, K, false, 1, true> {
     __device__ __forceinline__ A masked() const { return A(0); }
 };
 
-template <typename A, typename T, int K, bool LOG, int R> struct Held<A, T, K, LOG, R, false> {
+template <typename A, typename T, int K, bool LOG, int R, WidenPass P> struct Held<A, T, K, LOG, R, false, P> {
     static constexpr int chunks = K;
     Vec<T> v[K];
-    Normalize<A, T, LOG> prob;
+    Normalize<A, T, LOG, P> prob;
     A scale;
     __device__ __forceinline__ void start(const Vec<T> (&values)[K], const A (&thread_max)[R], A scale_, A (&s)[R]) {
         scale = scale_;
@@ -553,7 +557,7 @@ template <typename A, typename T, int K, bool LOG, int R> struct Held<A, T, K, L
         start(values, {thread_max}, scale_, s);
         return s[0];
     }
-    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG>(row, scale); }
+    __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG, P>(row, scale); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
     __device__ __forceinline__ A masked() const { return prob.masked(); }
 };
