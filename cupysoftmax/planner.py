@@ -88,8 +88,10 @@ SPLIT_ITEMS = (
     # 4096 x 1024 float32 (256 chunks), the plain kernel: K = 2 with 128 threads
     # 98% of copy, K = 4 with 64 threads 97% (H100, 2026-11-23, three runs of
     # scripts/probe_plain_split_row.py and scripts/sweep_configs.py,
-    # docs/perf/plain-split-row-h100.txt); the gradient 96% against 96%
-    # (scripts/sweep_backward.py); Liger's layout there is K = 2 with 128 threads.
+    # docs/perf/plain-split-row-h100.txt; Liger's layout there is K = 2 with
+    # 128 threads). In the full suite, K = 4 at 98438db -> K = 2: softmax 95%
+    # -> 95% (64290ff), the gradient 96% -> 98% and log_softmax 95% -> 94%
+    # (3139e15, docs/perf/suite-log-softmax-backward-3139e15-h100.md).
     (256, 2),
     (512, 4),
     (INF, 8),
@@ -226,19 +228,21 @@ SPLIT_GRID_GROUPS = (1, 4)
 BACKWARD_ITEMS = 4
 BACKWARD_BLOCKS_PER_SM = 3
 BACKWARD_MIN_BLOCKS_PER_SM = 2
-# The gradients round T up to whole warps in blocks of the largest cluster
-# size whose rounding adds at most T / BACKWARD_ROUNDING threads (the forward
-# rounds to the largest C whatever it adds): a thread slot holding nothing
-# still takes a gradient kernel's registers, and those decide the blocks an SM
-# holds. H100, 2026-11-23 (scripts/sweep_backward.py, 48 registers at K = 4:
-# common.cuh's WidenPass), 8192 x 50257 bfloat16, 1571 threads at K = 4:
-# T = 1664 (whole warps in 4 blocks) at (4, 4) with 416 threads 94% of copy;
-# T = 1792 (8 blocks) at (4, 8) with 224 threads 85%; T = 2048 (16 blocks) at
-# (4, 8) with 256 threads 85% in the suite. 8 rows take 7.3-7.4 us at C = 4,
-# 8 or 16 alike (copy 6.9 us). float32 rows of 50257 (3328 threads): T = 3328
-# at (4, 8) with 416 threads 92%, T = 3584 at (4, 16) with 224 threads 92%
-# (docs/perf/sweep-backward-h100.txt).
-BACKWARD_ROUNDING = 16
+# The gradients keep the threads T of the layout that holds the row (whole
+# warps in its own C's blocks); the forward rounds T up to whole warps in a
+# 16-block cluster's blocks so that every C cuts it. A thread slot holding
+# nothing still takes a gradient kernel's registers, which decide the blocks
+# an SM holds. H100, 2026-11-23 (scripts/sweep_backward.py at 105f11c, 48
+# registers at K = 4: common.cuh's WidenPass; docs/perf/sweep-backward-105f11c-
+# h100.txt), 8192 x 50257 bfloat16, 1571 threads at K = 4: T = 1664 (its own
+# 4 blocks of 416 threads) 94% of copy; T = 1792 in 8 blocks of 224 85%, in 4
+# of 448 78% (auto at 105f11c, which rounded T by up to an eighth and counted
+# three such blocks an SM: SUB_PARTITIONS); T = 2048 in 16 blocks of 128 74%.
+# 8 rows of it take 7.3-7.4 us at C = 4, 8 or 16 alike (copy 6.9 us).
+# float32 rows of 50257 (3328 threads in 8 blocks of 416) 92% of copy, as
+# 3584 in 16 blocks of 224 (docs/perf/sweep-backward-h100.txt). The suite at
+# 3139e15: 94% and 99% of copy (58% and 91% at 98438db;
+# docs/perf/suite-log-softmax-backward-3139e15-h100.md).
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row
@@ -329,11 +333,13 @@ TWO_PASS_L2_SHARE = 2
 
 # An SM's registers sit in SUB_PARTITIONS quarters, each holding whole warps'
 # 256-register granules (cuda_occupancy.h, cudaOccMaxBlocksPerSMRegsLimit: 4
-# from sm_70 on; a P100's 2 would hold more), so the warps an SM holds by
-# registers are a multiple of four. H100, 2026-11-23: the bfloat16 gradient
+# on every GPU but sm_60's 2, where this count is low), so the warps an SM
+# holds by registers are a multiple of four. H100, 2026-11-23: the bfloat16 gradient
 # at 48 registers (1536 a warp, 10 warps a quarter) in blocks of 448 threads
 # (14 warps) held two blocks an SM, not the three 65536 / 1536 / 14 gives:
-# 78% of copy at 8192 x 50257, against 94% in blocks of 416 (13 warps, three).
+# 78% of copy at 8192 x 50257, against 94% in blocks of 416 (13 warps, three)
+# (docs/perf/sweep-backward-105f11c-h100.txt). tests/test_gpu_occupancy.py
+# holds the rule to the driver's count.
 SUB_PARTITIONS = 4
 
 
@@ -755,9 +761,9 @@ class Planner:
         with a shared-memory part before any cluster); the gradients, on rows that take clusters,
         BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
-        up to whole warps in a block of the largest cluster (the gradients: BACKWARD_ROUNDING), so that
-        every C cuts it, unless the layout's own block would then pass what its kernel launches; a one-block
-        layout then folds (SPLIT_FOLD).
+        up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
+        block would then pass what its kernel launches (the gradients keep theirs: BACKWARD_ITEMS); a
+        one-block layout then folds (SPLIT_FOLD).
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
@@ -785,8 +791,9 @@ class Planner:
         first = layouts[0]
         k, _, c = first.knobs
         threads = c * first.block
-        if clusters:  # else only the C that cut it into whole warps serve (the layout's own among them)
-            threads = self._rounded_threads(threads, c, sizes, facts(v.name, first.knobs), op)
+        rounded = _round_up(threads, 32 * max(sizes))
+        if clusters and op not in registry.BACKWARD and rounded // c <= _block_most(facts(v.name, first.knobs)):
+            threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
         extra = int(first.args[0]) if first.args else None
         layout = SplitLayout(k, threads, extra, tuple(sizes))
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
@@ -797,18 +804,6 @@ class Planner:
         if few and folded in v.knob_sets(op) and threads <= _block_most(facts(v.name, folded)):
             return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
         return layout
-
-    @staticmethod
-    def _rounded_threads(threads: int, c: int, sizes, kernel: KernelFacts, op) -> int:
-        """A layout's T (its own C's blocks of whole warps) rounded up to whole warps in blocks of the largest
-        cluster size, so that every C cuts it, where the layout's own block stays one its kernel launches; the
-        gradients take the largest size whose rounding adds at most T / BACKWARD_ROUNDING (else T as it is)."""
-        backward = op in registry.BACKWARD
-        for size in sorted(sizes, reverse=True) if backward else [max(sizes)]:
-            rounded = _round_up(threads, 32 * size)
-            if rounded // c <= _block_most(kernel) and (not backward or rounded - threads <= threads / BACKWARD_ROUNDING):
-                return rounded
-        return threads
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks

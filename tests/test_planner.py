@@ -761,7 +761,7 @@ def gradient_facts_f32(name, knobs):
 
 
 @pytest.mark.parametrize("m, n, knobs, threads", [
-    (8192, 50257, (4, 1, 8), 416),  # the smallest C with three blocks an SM (T = 3328 needs no rounding)
+    (8192, 50257, (4, 1, 8), 416),  # the smallest C with three blocks an SM; T = 3328, its own (not 3584)
     (4096, 65536, (4, 1, 16), 256),  # C = 8 (512 threads) holds two
     (4096, 32768, (4, 1, 8), 256),
     (128, 128256, (4, 1, 16), 512),  # none holds three: two
@@ -777,10 +777,10 @@ def test_gradients_take_four_chunks_and_clusters_that_leave_room(h100, m, n, kno
 
 @pytest.mark.parametrize("m, knobs, threads", [
     (8192, (4, 1, 4), 416),  # 1571 threads at K = 4, 416 a block in the smallest C with three blocks an SM:
-                             # T = 1664, not 1792 (8 blocks of 7 warps: 128 more) nor 2048 (16 blocks of 4 warps)
+                             # T = 1664, not 1792 (8 blocks of 7 warps) nor 2048 (16 blocks of 4 warps)
     (8, (4, 1, 4), 416),  # few rows: the largest C that cuts T = 1664
 ], ids=["vocab_rows_c4", "few_rows_c4"])
-def test_gradients_round_a_rows_threads_up_by_a_sixteenth_at_most(h100, m, knobs, threads):
-    # 8192 x 50257 bfloat16 (6283 chunks), its kernels at float32's registers (BACKWARD_ROUNDING)
+def test_gradients_keep_the_threads_of_the_layout_that_holds_the_row(h100, m, knobs, threads):
+    # 8192 x 50257 bfloat16 (6283 chunks), its kernels at float32's registers (planner: the gradients keep T)
     launch = h100.plan("split_row", m, 50257, BF16, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
     assert (launch.knobs, launch.block, launch.block * knobs[-1]) == (knobs, threads, 1664)
