@@ -275,9 +275,9 @@ template <typename T> struct alignas(16) Vec {
 // permute that swaps the halves before the conversion. Merged, the 2-byte
 // kernels took up to twice float32's registers (sm_90, NVRTC 13.5: split_row
 // gradients K = 4 in clusters 85 against 48, the plain split_row
-// log_softmax K = 8 94 against 56); apart, 48 and 61. Kernels whose blocks the registers do
-// not limit may widen alike (P = read) and keep the widened row instead of
-// widening it twice (warp_rows' forward: warp_rows.cu).
+// log_softmax K = 8 94 against 56); apart, 48 and 61. A kernel may widen
+// alike (P = read) and keep the widened row where that costs it less than
+// widening twice (warp_rows' forward: warp_rows.cu).
 enum class WidenPass { read, write };
 template <WidenPass P = WidenPass::read>
 __device__ __forceinline__ float widen_half_word(unsigned w, bool high, const __nv_bfloat16*) {

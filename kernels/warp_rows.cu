@@ -73,10 +73,11 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
-        // rather than widening it twice. Its registers (bfloat16 LOG (32, 4): 64 against 53) leave the
-        // 256-thread blocks an SM holds as they are, and widening twice cost short half-precision rows 2-3 points
-        // of copy (H100, 2026-11-23, scripts/probe_widen_pass.py, docs/perf/widen-pass-h100.txt: log_softmax
-        // 4096 x 1024 bfloat16 92% against 90%, 4096 x 256 89% against 86%).
+        // rather than widening it twice. That costs registers (bfloat16 LOG (32, 4): 64 against 53, four
+        // 256-thread blocks an SM either way; (16, 2): 48 against 40, five blocks against six), and widening
+        // twice cost short half-precision rows more (H100, 2026-11-23, scripts/probe_widen_pass.py,
+        // docs/perf/widen-pass-h100.txt: log_softmax 4096 x 1024 bfloat16 92% of copy against 90%, 4096 x 256
+        // at (16, 2) 89% against 86%).
         csm::Held<A, Tin, K, LOG, 1, csm::keep_exps<A, Tin, K, LOG>, csm::WidenPass::read> held;
         const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});

@@ -17,7 +17,7 @@ from cupysoftmax import api, bench, dtypes, loader
 from cupysoftmax import variants as registry
 from probe_plain_warp_rows import checked  # scripts/: the check-then-time cases of the plain-kernel probes
 
-# (op, M, N, dtype): auto's warp_rows and split_row kernels whose registers the write pass changes
+# (op, M, N, dtype): auto's warp_rows and split_row kernels in 2-byte types whose outputs widen the row again
 SHAPES = [(registry.LOG_SOFTMAX, 4096, 256, "bfloat16"), (registry.LOG_SOFTMAX, 4096, 1024, "bfloat16"),
           (registry.LOG_SOFTMAX, 4096, 1024, "float16"), (registry.LOG_SOFTMAX, 4096, 16384, "bfloat16"),
           (registry.SOFTMAX, 4096, 16384, "bfloat16")]
