@@ -14,7 +14,7 @@ import cupy
 
 from cupysoftmax import api, bench, dtypes, loader, suite
 from cupysoftmax import variants as registry
-from probe_plain_warp_rows import checked  # scripts/: the check-then-time cases of both plain-kernel probes
+from probe_plain_warp_rows import checked, timed  # scripts/: the check-then-time cases of the kernel probes
 
 SHAPES = [(4096, 1024, "float32"), (4096, 2048, "float32"), (4096, 4096, "float32"), (4096, 8192, "float32"),
           (4096, 12288, "float32"), (4096, 4096, "bfloat16"), (4096, 16384, "bfloat16"), (4096, 16384, "float16"),
@@ -58,12 +58,8 @@ def main() -> int:
             x = bench.random_input(m, n, dtype)
             fns, wrong = checked(x, op, cases)
             bad += wrong
-            regs = {label: kernel.num_regs for label, (kernel, _) in cases.items()}
             fns.update(peers(x, op))
-            times = bench.interleaved_ms(fns, repeat=30, rounds=3)
-            copy = times.pop("copy")
-            cells = "  ".join(f"{label} {ms * 1e3:.1f}us {copy / ms:4.0%}" + (f" r{regs[label]}" if label in regs else "")
-                              for label, ms in times.items())
+            copy, cells = timed(fns, cases)
             print(f"{m:>5} x {n:<6} {name:<8} {str(launch.knobs):<10} b{launch.block:<5} copy {copy * 1e3:.1f}us | "
                   f"{cells}", flush=True)
     print(f"\nwrong: {bad}")

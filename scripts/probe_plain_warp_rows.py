@@ -35,6 +35,16 @@ def checked(x, op, cases: dict) -> tuple[dict, int]:
     return fns, wrong
 
 
+def timed(fns: dict, cases: dict, repeat: int = 30, rounds: int = 3) -> tuple[float, str]:
+    """(the copy's ms, a cell per other callable: its time, % of the copy and, for a label of `cases`, its kernel's
+    registers), from one interleaved timing of `fns` (checked's, plus any peers)."""
+    times = bench.interleaved_ms(fns, repeat=repeat, rounds=rounds)
+    copy = times.pop("copy")
+    regs = {label: kernel.num_regs for label, (kernel, _) in cases.items()}
+    return copy, "  ".join(f"{label} {ms * 1e3:7.1f} us {copy / ms:4.0%}" + (f" ({regs[label]} regs)" if label in regs else "")
+                           for label, ms in times.items())
+
+
 def main() -> int:
     dev = cupy.cuda.Device()
     bad = 0
@@ -49,12 +59,10 @@ def main() -> int:
                 continue
             kernel = loader.function("warp_rows", pair, (*launch.knobs[:-1], 1), dev.id, op)  # O = 1
             x = bench.random_input(m, n, dtype)
-            fns, wrong = checked(x, op, {"options": (kernel, launch), "plain": (plain, launch)})
+            cases = {"options": (kernel, launch), "plain": (plain, launch)}
+            fns, wrong = checked(x, op, cases)
             bad += wrong
-            times = bench.interleaved_ms(fns, repeat=30, rounds=3)
-            copy = times.pop("copy")
-            regs = {"options": kernel.num_regs, "plain": plain.num_regs}
-            cells = "  ".join(f"{label} {ms * 1e3:6.1f} us {copy / ms:4.0%} ({regs[label]} regs)" for label, ms in times.items())
+            copy, cells = timed(fns, cases)
             print(f"{m:>6} x {n:<5} {name:<9} {str(launch.knobs):<8} copy {copy * 1e3:6.1f} us  {cells}", flush=True)
     print(f"\nwrong: {bad}")
     return 1 if bad else 0

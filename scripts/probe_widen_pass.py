@@ -15,7 +15,7 @@ import cupy
 
 from cupysoftmax import api, bench, dtypes, loader
 from cupysoftmax import variants as registry
-from probe_plain_warp_rows import checked  # scripts/: the check-then-time cases of the plain-kernel probes
+from probe_plain_warp_rows import checked, timed  # scripts/: the check-then-time cases of the kernel probes
 
 # (op, M, N, dtype): auto's warp_rows and split_row kernels in 2-byte types whose outputs widen the row again
 SHAPES = [(registry.LOG_SOFTMAX, 4096, 256, "bfloat16"), (registry.LOG_SOFTMAX, 4096, 1024, "bfloat16"),
@@ -56,10 +56,7 @@ def main() -> int:
         cases = {label: (built(launch.variant, expression, label, launch.smem), launch) for label in BUILDS}
         fns, wrong = checked(x, op, cases)
         bad += wrong
-        regs = {label: k.num_regs for label, (k, _) in cases.items()}
-        times = bench.interleaved_ms(fns, repeat=60, rounds=6)
-        copy = times.pop("copy")
-        cells = "  ".join(f"{label} {ms * 1e3:7.1f} us {copy / ms:4.0%} ({regs[label]} regs)" for label, ms in times.items())
+        copy, cells = timed(fns, cases, repeat=60, rounds=6)
         print(f"{op:<11} {m:>5} x {n:<6} {name:<9} {launch.variant} {str(launch.knobs):<10} b{launch.block:<5} "
               f"copy {copy * 1e3:6.1f} us | {cells}", flush=True)
     print(f"\nwrong: {bad}")
