@@ -52,18 +52,25 @@ def smem_candidates(view, pair, planner):
                 yield launch
 
 
+def case_arrays(shape, axis, name):
+    """A case's input (standard normal x 3), output, both column views, auto's launch and the float64 reference."""
+    dtype = dtypes.parse(name)
+    pair = (dtype, dtype)
+    x = (cupy.random.standard_normal(shape, dtype=numpy.float32) * 3).astype(dtype)
+    y = cupy.empty_like(x)
+    view = api.columns_view(x.shape, x.strides, x.itemsize, (axis,))
+    y_view = api.columns_view(y.shape, y.strides, y.itemsize, (axis,))
+    _, picked = api.plan_columns(x.device.id, "auto", *view[:3], pair, registry.SOFTMAX,
+                                 api.columns_aligned(view, x.itemsize))
+    return x, y, view, y_view, picked, reference.softmax(cupy.asnumpy(x), axis)
+
+
 def main(cases, variants):
     for shape, axis, name in cases:
         dtype = dtypes.parse(name)
         pair = (dtype, dtype)
-        x = (cupy.random.standard_normal(shape, dtype=numpy.float32) * 3).astype(dtype)
-        y = cupy.empty_like(x)
-        view = api.columns_view(x.shape, x.strides, x.itemsize, (axis,))
-        y_view = api.columns_view(y.shape, y.strides, y.itemsize, (axis,))
+        x, y, view, y_view, picked, expected = case_arrays(shape, axis, name)
         facts = api._facts(x.device.id, pair, registry.SOFTMAX)
-        _, picked = api.plan_columns(x.device.id, "auto", *view[:3], pair, registry.SOFTMAX,
-                                     api.columns_aligned(view, x.itemsize))
-        expected = reference.softmax(cupy.asnumpy(x), axis)
         copy_ms = bench.median_ms(bench.copy_call(x.nbytes), repeat=20)
         print(f"{shape} axis {axis} {name}: copy {copy_ms * 1e3:.1f} us")
         p = api.planner(x.device.id)
