@@ -209,6 +209,19 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
+# float32 rows of more than SPLIT_SHARED_FROM_CHUNKS chunks that clusters hold
+# in registers: half the threads a row (up to whole warps in 16 blocks), each
+# keeping as many chunks again in shared memory (K = 8, S = 8: 4096 threads
+# for 262144 float32, not 8192), so the grid holds twice the rows at once (33
+# of 262144, not 16). Forward ops; the layout is the row's, for every batch,
+# so fewer rows lose what many gain. H100, 2026-11-23
+# (scripts/probe_grid_at_once.py, docs/perf/grid-at-once-h100.txt), auto, %
+# of copy, before -> after, 262144 float32: 1 row 45% -> 41%, 4 60% -> 55%, 8
+# 60% -> 57%, 16 70% -> 65%, 32 74% -> 76%, 64 80% -> 88%, 128 85% -> 90%, 256
+# 87% -> 93%, 300 84% -> 90%; 400000 float32: 8 rows 47% -> 57%, 64 80% -> 79%.
+# 128256 float32 (32064 chunks) keeps its layout: T = 2048 with S = 8 on the
+# grid gave 128 rows 82% -> 86% but 32 rows 70% -> 64%.
+SPLIT_SHARED_FROM_CHUNKS = 32768
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
 # C = 16 at two blocks per SM 76%, C = 8 59%; 32 x 128256: C = 16 55%, C = 4 32%).
@@ -763,7 +776,8 @@ class Planner:
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
         up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
         block would then pass what its kernel launches (the gradients keep theirs: BACKWARD_ITEMS); a
-        one-block layout then folds (SPLIT_FOLD).
+        one-block layout then folds (SPLIT_FOLD). Long float32 rows on clusters take half the threads with a
+        shared-memory part (SPLIT_SHARED_FROM_CHUNKS).
         """
         has_clusters = self.device.compute_capability >= (9, 0)
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
@@ -795,6 +809,9 @@ class Planner:
         if clusters and op not in registry.BACKWARD and rounded // c <= _block_most(facts(v.name, first.knobs)):
             threads = rounded  # else only the C that cut it into whole warps serve (the layout's own among them)
         extra = int(first.args[0]) if first.args else None
+        if c > 1 and extra == 0 and pair[0] == dtypes.FLOAT32 and chunks > SPLIT_SHARED_FROM_CHUNKS:
+            threads = _round_up(threads // 2, 32 * max(sizes))  # see SPLIT_SHARED_FROM_CHUNKS
+            extra = _ceil_div(chunks, threads) - k
         layout = SplitLayout(k, threads, extra, tuple(sizes))
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
             return layout  # see SPLIT_FOLD

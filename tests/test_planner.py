@@ -366,11 +366,11 @@ def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(
 @pytest.mark.parametrize(
     "m, n, pair, op, blocks, block",
     [(32, 128256, F32, registry.SOFTMAX, 16, 256),  # 4096 threads a row: 16 blocks of 256 anywhere
-     (16, 262144, F32, registry.LOG_SOFTMAX, 32, 256),  # 8192 threads a row: 32 blocks
-     (256, 262144, F32, registry.SOFTMAX, 32, 256),  # SPLIT_GRID_MAX_ROWS
-     (20, 278528, F32, registry.SOFTMAX, 17, 512)],  # 272 warps a row, 9 groups: 16 warps a block, 17 blocks
+     (16, 262144, F32, registry.LOG_SOFTMAX, 16, 256),  # 4096 threads a row (SPLIT_SHARED_FROM_CHUNKS): 16 blocks
+     (256, 262144, F32, registry.SOFTMAX, 16, 256),  # SPLIT_GRID_MAX_ROWS
+     (20, 278528, F32, registry.SOFTMAX, 18, 256)],  # 8704 threads halved up to 4608 (144 warps): 18 blocks of 8
     ids=["n128256_from_32_rows", "n262144_log_softmax_from_16_rows", "n262144_up_to_256_rows",
-         "blocks_with_a_warp_per_group"],
+         "blocks_of_whole_warps_dividing_the_row"],
 )
 def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, n, pair, op, blocks, block):
     cluster = h100.plan("split_row", 1, n, pair, split_facts, op=op)
@@ -380,6 +380,22 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
     slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), 0) * H100.sms // blocks  # rows at once
     assert launch.unit == blocks and launch.grid == min(m, slots) * blocks
     assert launch.zeroed == -(-4 * m // 16) * 16 and launch.workspace == launch.zeroed + m * (block * blocks // 32) * 2 * pair[1].itemsize
+
+
+@pytest.mark.parametrize(
+    "n, pair, op, threads, k, extra",
+    [(262144, F32, registry.SOFTMAX, 4096, 8, 8),  # 65536 chunks: half of 8192 threads, as many chunks again shared
+     (262144, F32, registry.LOG_SOFTMAX, 4096, 8, 8),
+     (500000, F32, registry.SOFTMAX, 8192, 8, 8),  # 125000 chunks: 15872 threads, halved up to whole warps in 16 blocks
+     (128256, F32, registry.SOFTMAX, 4096, 8, 0),  # 32064 chunks: at SPLIT_SHARED_FROM_CHUNKS or under, registers
+     (262144, BF16, registry.SOFTMAX, 4096, 8, 0),  # 32768 chunks of bfloat16: registers
+     (262144, F32, registry.SOFTMAX_BACKWARD, 8192, 8, None)],  # the gradients keep theirs (no S)
+    ids=["f32_262144", "f32_262144_log_softmax", "f32_500000", "f32_128256_registers", "bf16_262144_registers",
+         "gradients"],
+)
+def test_split_row_keeps_long_float32_rows_half_in_shared_memory(h100, n, pair, op, threads, k, extra):
+    layout = h100._split_layout(registry.get("split_row"), n, h100._chunks(n, pair, True), pair, split_facts, op)
+    assert (layout.threads, layout.k, layout.extra) == (threads, k, extra)
 
 
 @pytest.mark.parametrize(
