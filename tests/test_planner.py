@@ -377,7 +377,7 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
     launch = h100.plan("split_row", m, n, pair, split_facts, op=op)
     assert launch.knobs == (cluster.knobs[0], 1, 0) and (launch.block, int(launch.args[2])) == (block, blocks)
     assert row_layout(launch) == row_layout(cluster)  # the same logical threads, K and S: the same bits
-    slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), 0) * H100.sms // blocks  # rows at once
+    slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // blocks  # rows at once
     assert launch.unit == blocks and launch.grid == min(m, slots) * blocks
     assert launch.zeroed == -(-4 * m // 16) * 16 and launch.workspace == launch.zeroed + m * (block * blocks // 32) * 2 * pair[1].itemsize
 
@@ -386,12 +386,13 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
     "n, pair, op, threads, k, extra",
     [(262144, F32, registry.SOFTMAX, 4096, 8, 8),  # 65536 chunks: half of 8192 threads, as many chunks again shared
      (262144, F32, registry.LOG_SOFTMAX, 4096, 8, 8),
-     (500000, F32, registry.SOFTMAX, 8192, 8, 8),  # 125000 chunks: 15872 threads, halved up to whole warps in 16 blocks
-     (128256, F32, registry.SOFTMAX, 4096, 8, 0),  # 32064 chunks: at SPLIT_SHARED_FROM_CHUNKS or under, registers
-     (262144, BF16, registry.SOFTMAX, 4096, 8, 0),  # 32768 chunks of bfloat16: registers
+     (500000, F32, registry.SOFTMAX, 8192, 8, 8),  # 125000 chunks: 16384 threads (whole warps in 16 blocks), halved
+     (262140, F32, registry.SOFTMAX, 8192, 8, 0),  # 65535 chunks, SPLIT_SHARED_FROM_CHUNKS: registers
+     (128256, F32, registry.SOFTMAX, 4096, 8, 0),  # 32064 chunks: registers
+     (524288, BF16, registry.SOFTMAX, 8192, 8, 0),  # 65536 chunks of bfloat16: registers (float32 rows only)
      (262144, F32, registry.SOFTMAX_BACKWARD, 8192, 8, None)],  # the gradients keep theirs (no S)
-    ids=["f32_262144", "f32_262144_log_softmax", "f32_500000", "f32_128256_registers", "bf16_262144_registers",
-         "gradients"],
+    ids=["f32_262144", "f32_262144_log_softmax", "f32_500000", "f32_just_under", "f32_128256_registers",
+         "bf16_524288_registers", "gradients"],
 )
 def test_split_row_keeps_long_float32_rows_half_in_shared_memory(h100, n, pair, op, threads, k, extra):
     layout = h100._split_layout(registry.get("split_row"), n, h100._chunks(n, pair, True), pair, split_facts, op)
