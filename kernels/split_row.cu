@@ -41,8 +41,11 @@
 // alone (csm::Held), in the block (R > 1) and in the clusters and on the
 // grid (`again`).
 //
-// Limits: N + V - 1 <= (K + S) * C * blockDim.x * V, V = 16 / sizeof(Tin),
-// T <= 16384 (C = 0: 32768);
+// Limits: the row's chunks, ceil((N + shift) / V) with V = 16 / sizeof(Tin)
+// and shift its misalignment in elements (up to V - 1; the planner counts 0
+// only where every row is aligned), <= (K + S) * T, T the row's logical
+// threads (C * blockDim.x, R * blockDim.x folded, blocks * blockDim.x on the
+// grid); T <= 16384 (C = 0: 32768);
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
