@@ -214,13 +214,14 @@ SPLIT_GRID_GROUPS = (1, 4)
 # keeping the rest of its chunks in shared memory (K = 8, S = 8: 4096 threads
 # for 262144 float32, not 8192), so the grid holds twice the rows at once (33
 # of 262144, not 16). From 262144 float32 on: the rows measured. Forward ops;
-# the layout is the row's, for every batch, so fewer rows lose what many gain. H100, 2026-11-23
-# (scripts/probe_grid_at_once.py, docs/perf/grid-at-once-h100.txt), auto, %
-# of copy, before -> after, 262144 float32: 1 row 45% -> 41%, 4 60% -> 55%, 8
-# 60% -> 57%, 16 70% -> 65%, 32 74% -> 76%, 64 80% -> 88%, 128 85% -> 90%, 256
-# 87% -> 93%, 300 84% -> 90%; 400000 float32: 8 rows 47% -> 57%, 64 80% -> 79%.
-# 128256 float32 (32064 chunks) keeps its layout: T = 2048 with S = 8 on the
-# grid gave 128 rows 82% -> 86% but 32 rows 70% -> 64%.
+# the layout is the row's, for every batch, so fewer rows lose what many
+# gain. H100, 2026-11-23 (scripts/probe_grid_at_once.py,
+# docs/perf/grid-at-once-h100.txt), auto, % of copy, before -> after, 262144
+# float32: 1 row 45% -> 41%, 4 60% -> 55%, 8 60% -> 57%, 16 70% -> 65%, 32
+# 74% -> 76%, 64 80% -> 88%, 128 85% -> 90%, 256 87% -> 93%, 300 84% -> 90%;
+# 400000 float32: 8 rows 47% -> 57%, 64 80% -> 79%. 128256 float32 (32064
+# chunks) keeps its layout: T = 2048 with S = 8 on the grid gave 128 rows
+# 82% -> 86% but 32 rows 70% -> 64%.
 SPLIT_SHARED_FROM_CHUNKS = 65535
 # Fewer rows still, or rows one block cannot hold: the C with the most blocks
 # resident at once wins, then the smaller (clean L2: 128 x 262144 float32
@@ -858,7 +859,8 @@ class Planner:
         # Registers full: the rest of the slice goes to shared memory, in the
         # layout of one block per row here (fewer rows then cut that block's
         # threads and part over a cluster: _row_over_cluster; long float32
-        # rows on clusters get a part in _split_layout: SPLIT_SHARED_FROM_CHUNKS). A layout of
+        # rows on clusters get a part in _split_layout:
+        # SPLIT_SHARED_FROM_CHUNKS). A layout of
         # clusters with a shared-memory part (one block per SM, its SMs in
         # lockstep) lost to two_pass: 64 x 1048576 float32 40% of copy against
         # 56% (H100, 2026-11-22, two_pass then two launches; 64% now).
