@@ -5,7 +5,6 @@ For each array: a copy of the same bytes, then each launch checked against the
 float64 reference and timed with bench.median_ms; auto's own launch is starred.
 Usage: python scripts/probe_column_grid.py [case index]... (sweep_strided.py's cases; default 0 3 4 6)
 """
-import ctypes
 import dataclasses
 import sys
 
@@ -14,21 +13,10 @@ import numpy
 
 from cupysoftmax import api, bench, dtypes, loader, reference
 from cupysoftmax import variants as registry
-from sweep_configs import _LaunchConfig
+from sweep_configs import active_clusters
 from sweep_strided import CASES, case_arrays
 
 ROW_THREADS = (4, 8, 16)
-
-
-def active_clusters(kernel, launch) -> int:
-    """Clusters of this launch the GPU holds at once (the kernel's compiled cluster size)."""
-    config = _LaunchConfig((launch.knobs[0], 1, 1), (launch.block, launch.block_y, 1), launch.smem, None, None, 0)
-    count = ctypes.c_int()
-    status = ctypes.CDLL("libcuda.so.1").cuOccupancyMaxActiveClusters(
-        ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))
-    if status:
-        raise RuntimeError(f"cuOccupancyMaxActiveClusters: error {status}")
-    return count.value
 
 
 def main(cases):
@@ -44,7 +32,7 @@ def main(cases):
         for ty in ROW_THREADS:
             base = p.column_lines_launch(registry.VARIANTS["strided_smem"], c, ty, *view[:3], pair)
             kernel = api._loaded(p, base, x.device.id, pair, registry.SOFTMAX)
-            active = active_clusters(kernel, base) if c > 1 else p.blocks_per_sm(
+            active = active_clusters(kernel, base, c) if c > 1 else p.blocks_per_sm(
                 base.block * base.block_y, loader.facts_of(kernel), base.smem) * p.device.sms
             grids = sorted({base.grid, *(k * c for k in (active, 2 * active, 4 * active) if k * c < base.grid)})
             for grid in grids:

@@ -14,9 +14,8 @@ import cupy
 import numpy
 
 from cupysoftmax import api, bench, dtypes, reference
-from cupysoftmax import variants as registry
+from probe_long_rows import DEV, grid_layout
 
-DEV = cupy.cuda.Device().id
 SHAPES = [(8, 262144, "float32"), (16, 262144, "float32"), (32, 262144, "float32"), (64, 262144, "float32"),
           (128, 262144, "float32"), (32, 128256, "float32"), (128, 128256, "float32"), (128, 32000, "float32"),
           (32, 128256, "bfloat16"), (128, 128256, "bfloat16")]
@@ -31,16 +30,10 @@ def layouts(m, n, pair, auto_only):
     yield "auto", kernel, launch
     if auto_only:
         return
-    p = api.planner(DEV)
-    chunks = p._chunks(n, pair, True)
-    facts = api._facts(DEV, pair, registry.SOFTMAX)
     for threads in THREADS:
         for k in ITEMS:
-            extra = max(0, -(-chunks // threads) - k)
-            launch = p._on_grid(registry.get("split_row"), m, (k, 1, 0), threads, extra, False, pair, facts,
-                                registry.SOFTMAX)
-            if launch is not None:
-                yield f"T={threads} K={k} S={extra}", api._loaded(p, launch, DEV, pair, registry.SOFTMAX), launch
+            if got := grid_layout(m, n, pair[0], threads, 1, k):
+                yield f"T={threads} K={k} S={int(got[1].args[0])}", *got
 
 
 def main(shapes, auto_only):

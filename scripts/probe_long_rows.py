@@ -43,13 +43,13 @@ def check(m, n, dtype, op, misaligned, options):
     return (not ok) + (not same)
 
 
-def grid_layout(m, n, dtype, threads, g):
-    """(kernel, launch) of split_row on the grid with `threads` a row (K = 8, the rest in shared memory), each
-    warp reducing `g` groups of the row's tree, or None."""
+def grid_layout(m, n, dtype, threads, g, k=None):
+    """(kernel, launch) of split_row on the grid with `threads` a row (K chunks a thread in registers, SPLIT_ITEMS'
+    unless given, the rest in shared memory), each warp reducing `g` groups of the row's tree, or None."""
     p = api.planner(DEV)
     pair, op = (dtype, dtype), registry.SOFTMAX
     chunks = p._chunks(n, pair, True)
-    k = planner.lookup(planner.SPLIT_ITEMS, chunks)
+    k = planner.lookup(planner.SPLIT_ITEMS, chunks) if k is None else k
     launch = p._on_grid(registry.get("split_row"), m, (k, g, 0), threads, max(0, -(-chunks // threads) - k), False,
                         pair, api._facts(DEV, pair, op), op)
     return None if launch is None else (api._loaded(p, launch, DEV, pair, op), launch)

@@ -64,11 +64,13 @@ class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
                 ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
 
 
-def active_clusters(kernel, launch):
-    """How many clusters of a split_row launch the GPU holds at once (cuOccupancyMaxActiveClusters); "-" for C = 1."""
-    if launch.variant != "split_row" or launch.knobs[-1] == 1:
+def active_clusters(kernel, launch, c=None):
+    """How many clusters of C blocks of a launch the GPU holds at once (cuOccupancyMaxActiveClusters); "-" for
+    C = 1. C: the launch's last knob (split_row's), unless given."""
+    c = launch.knobs[-1] if c is None else c
+    if c <= 1:
         return "-"
-    config = _LaunchConfig((launch.knobs[-1], 1, 1), (launch.block, 1, 1), launch.smem, None, None, 0)
+    config = _LaunchConfig((c, 1, 1), (launch.block, launch.block_y, 1), launch.smem, None, None, 0)
     count = ctypes.c_int()
     driver = ctypes.CDLL("libcuda.so.1")
     status = driver.cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))
