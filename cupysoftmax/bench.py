@@ -10,6 +10,13 @@ One method for every provider (ours, the copy baseline, the peers):
   write and 20.7 us after the write and read, Triton's softmax 27.2 against
   21.5, which hides differences between kernels (bfloat16 4096 x 4096:
   28.2 us against Triton's 27.6 after the write, 25.1 against 21.8 after both);
+- first, though, return L2's persisting lines to normal
+  (cuCtxResetPersistingL2Cache): lines torch.compile's kernels leave behind
+  (Inductor loads x evict-last) outlive the write and the read. On the H100
+  (2026-11-23, scripts/probe_peer_l2.py, docs/perf/peer-l2-h100.txt) Triton
+  and Liger, timed right after torch.compile, read 109-110% of the copy at
+  4096 x 4096 float32, above what HBM moves; with the reset 99-100%, as
+  with torch.compile timed last or not at all;
 - queue the call behind a gate: a one-thread kernel that holds the stream
   until the host opens it, after the event pair and the call are queued. The
   timed region then holds the device's work only, never a wait for the host
@@ -38,6 +45,7 @@ extern "C" __global__ void gate(const volatile unsigned* open) {
     while (*open == 0) __nanosleep(256);
 }
 """
+DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
 GATE_TIMEOUT_S = 5.0  # a call still blocked this long is waiting on the host: the gate opens and the timing fails
 
 
@@ -61,11 +69,13 @@ class Gate:
 
 
 class Flush:
-    """Evicts L2 and leaves it clean: writes a buffer twice its size, then reads another as large."""
+    """Evicts L2 and leaves it clean: persisting lines made normal, then a buffer twice its size written and
+    another as large read."""
 
     def __init__(self, l2_bytes: int):
         import cupy
 
+        self._reset_persisting = _driver().cuCtxResetPersistingL2Cache
         self._written = cupy.empty(2 * l2_bytes, numpy.uint8)
         self._read = cupy.random.randint(0, 256, 2 * l2_bytes, dtype=numpy.uint8)
         self._sink = cupy.empty((), numpy.uint8)
@@ -73,8 +83,23 @@ class Flush:
     def __call__(self) -> None:
         import cupy
 
+        result = self._reset_persisting()  # takes effect on return: the lines then go with the others below
+        if result != 0:
+            raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {result}")
         self._written.fill(1)
         cupy.max(self._read, out=self._sink)
+
+
+def _driver():
+    """The CUDA driver library (CuPy does not wrap cuCtxResetPersistingL2Cache)."""
+    import ctypes
+
+    for name in DRIVER_LIBRARIES:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    raise OSError(f"no CUDA driver library found (tried {', '.join(DRIVER_LIBRARIES)})")
 
 
 def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:

@@ -33,3 +33,33 @@ def test_a_call_that_waits_on_the_device_fails_instead_of_hanging(monkeypatch):
     with pytest.raises(RuntimeError, match="syncs_host"):
         bench.median_ms(waits, repeat=2, warmup=1)
     assert bench.median_ms(lambda: cupy.ones(16), repeat=3, warmup=1) > 0  # the stream works again
+
+
+def test_the_flush_returns_persisting_l2_lines_to_normal_before_it_evicts(monkeypatch):
+    # lines torch.compile's kernels leave persisting outlive a plain write and read (docs/perf/peer-l2-h100.txt)
+    flush = bench.Flush(1 << 20)
+    steps = []
+    reset = flush._reset_persisting
+    monkeypatch.setattr(flush, "_reset_persisting", lambda: steps.append("reset") or reset())
+    monkeypatch.setattr(flush, "_written", _Recording(flush._written, steps))
+    flush()
+    cupy.cuda.get_current_stream().synchronize()
+    assert steps == ["reset", "write"]
+
+
+class _Recording:
+    """The flush's write buffer, noting when fill is queued."""
+
+    def __init__(self, array, steps):
+        self._array, self._steps = array, steps
+
+    def fill(self, value):
+        self._steps.append("write")
+        self._array.fill(value)
+
+
+def test_the_flush_says_which_failure_the_driver_reported(monkeypatch):
+    flush = bench.Flush(1 << 20)
+    monkeypatch.setattr(flush, "_reset_persisting", lambda: 201)  # CUDA_ERROR_INVALID_CONTEXT
+    with pytest.raises(RuntimeError, match="cuCtxResetPersistingL2Cache failed with CUresult 201"):
+        flush()

@@ -9,7 +9,7 @@ import numpy
 import pytest
 from click.testing import CliRunner
 
-from cupysoftmax import cli, device, suite
+from cupysoftmax import bench, cli, device, suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "scripts" / "suite.json"
@@ -263,3 +263,9 @@ def test_axis_report_has_its_own_section_naming_the_arrays():
     assert text.startswith("# softmax over a middle axis against the peers")
     assert "32 × 19 × 512 × 512 float32 over axis 1; 8192 × 8192 float32 over axis 0" in text
     assert "| 8388608 | 19 | float32 |" in text and "| 80% |" in text
+
+
+def test_the_flush_names_the_driver_libraries_it_looked_for(monkeypatch):
+    monkeypatch.setattr(bench, "DRIVER_LIBRARIES", ("libcuda-missing.so.0",))
+    with pytest.raises(OSError, match="no CUDA driver library found .tried libcuda-missing.so.0"):
+        bench._driver()
