@@ -767,7 +767,8 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
         f"{when}, commit `{commit()}`, {device_name}; {_versions()}.",
         "",
         f"One process, one GPU, one timing method for all: median of {repeat} calls of CUDA-event time on "
-        "CuPy's current stream (torch, Triton and Liger launch on it too), L2 flushed before each call, "
+        "CuPy's current stream (torch, Triton and Liger launch on it too), L2 flushed before each call "
+        "(persisting lines made normal, then L2 written and read over), "
         "each call queued behind a gate kernel that the host opens once the call and its events are queued "
         "(so host launch time stays out), after warm-up. The providers of a shape are each checked against "
         f"the float64 reference first, then timed in {ROUNDS} interleaved rounds. Input standard "
