@@ -59,7 +59,8 @@
 // row's threads sum s (sum of dy * y, or of dy with LOG) along the same tree,
 // and every thread writes its chunks of dx. No folds (R = 1).
 //
-// Launch contract: blockDim.x a multiple of 32, at most 1024; gridDim.x a
+// Launch contract: blockDim.x a multiple of 32, at most 1024 (128 on the
+// plain float32 K = 2 kernel: its bound, below); gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
 // the fused options (csm::Fused) after the row strides (R = 0 ignores them,
 // and S: calls without options, rows in registers), then S and `again`
@@ -213,8 +214,26 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 // compiled out with S read at run time: 93% and 96%). One kernel
 // choosing either path at run time took the registers of both (float32 K = 8:
 // 56 -> 75).
+namespace csm {
+// The one-block kernel's __launch_bounds__ (threads, blocks an SM; 0 sets
+// none): folds as above; the plain float32 K = 2 kernel, whose blocks are 128
+// threads at most (rows of up to 256 chunks: planner.SPLIT_ITEMS; the planner
+// launches no larger block on it), is held to 32 registers, sixteen blocks an
+// SM. Left free the log_softmax one took 34, twelve blocks (H100, 2026-11-23,
+// scripts/probe_kernels_ab.py, docs/perf/plain-k2-bound-h100.txt, two runs:
+// log_softmax 4096 x 1024 12.9-13.0 -> 12.5 us, 95% -> 98-99% of copy;
+// 8192 x 1000 21.2 -> 20.8-20.9; softmax, 32 registers before and 31 after,
+// 4096 x 1024 12.7 -> 12.6, 16384 x 640 26.9 -> 26.5-26.6).
+template <typename Tin, typename Tout, int K, int R>
+constexpr bool split_row_plain_k2 = R == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(acc_t<Tin, Tout>) == 4;
+template <typename Tin, typename Tout, int K, int R>
+constexpr int split_row_threads =
+    R > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 1024 : split_row_plain_k2<Tin, Tout, K, R> ? 128 : 0;
+}  // namespace csm
+
 template <typename Tin, typename Tout, bool LOG, int K, int R>
-__global__ void __launch_bounds__(R > 1 && sizeof(csm::acc_t<Tin, Tout>) == 4 ? 1024 : 0) softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+__global__ void __launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>,
+                                  csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0) softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                                   long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows, int smem_chunks, int again) {

@@ -66,7 +66,7 @@ def thread_bounds(variant: str, expressions) -> dict:
 def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
     # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
-    # (R = 4), none for the plain kernels (R = 0)
+    # (R = 4); 128 for the plain float32 kernels of two chunks a thread (R = 0, K = 2), none for the other plain ones
     bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,
@@ -74,6 +74,10 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
                "softmax_split_row_cluster<double, double, false, 8, 1, 16>": None,
                "softmax_split_row<float, float, false, 8, 1>": None,
                "softmax_split_row<float, float, false, 8, 0>": None,
+               "softmax_split_row<float, float, false, 2, 0>": 128,
+               "softmax_split_row<float, float, true, 2, 0>": 128,
+               "softmax_split_row<float, float, false, 2, 1>": None,
+               "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 2, 0>": None,
                "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": 1024,
                "softmax_split_row<double, double, false, 8, 4>": None}
     assert thread_bounds("split_row", bounded) == bounded
