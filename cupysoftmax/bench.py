@@ -11,12 +11,13 @@ One method for every provider (ours, the copy baseline, the peers):
   21.5, which hides differences between kernels (bfloat16 4096 x 4096:
   28.2 us against Triton's 27.6 after the write, 25.1 against 21.8 after both);
 - first, though, return L2's persisting lines to normal
-  (cuCtxResetPersistingL2Cache): lines torch.compile's kernels leave behind
-  (Inductor loads x evict-last) outlive the write and the read. On the H100
+  (cuCtxResetPersistingL2Cache): something torch.compile's kernels leave in
+  L2 (Inductor's looped kernel loads x evict-last; one evict-last read of x
+  alone did not reproduce it) outlives the write and the read. On the H100
   (2026-11-23, scripts/probe_peer_l2.py, docs/perf/peer-l2-h100.txt) Triton
   and Liger, timed right after torch.compile, read 109-110% of the copy at
-  4096 x 4096 float32, above what HBM moves; with the reset 99-100%, as
-  with torch.compile timed last or not at all;
+  4096 x 4096 float32, above what HBM moves; with the reset 99%, as with
+  torch.compile timed last or not at all;
 - queue the call behind a gate: a one-thread kernel that holds the stream
   until the host opens it, after the event pair and the call are queued. The
   timed region then holds the device's work only, never a wait for the host
@@ -30,6 +31,7 @@ timed in the same run: "% of copy".
 """
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import asdict, dataclass
 
@@ -46,6 +48,7 @@ extern "C" __global__ void gate(const volatile unsigned* open) {
 }
 """
 DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+CUDA_ERROR_NOT_SUPPORTED = 801
 GATE_TIMEOUT_S = 5.0  # a call still blocked this long is waiting on the host: the gate opens and the timing fails
 
 
@@ -75,7 +78,7 @@ class Flush:
     def __init__(self, l2_bytes: int):
         import cupy
 
-        self._reset_persisting = _driver().cuCtxResetPersistingL2Cache
+        _driver()  # no driver library: say so now, not at the first timed call
         self._written = cupy.empty(2 * l2_bytes, numpy.uint8)
         self._read = cupy.random.randint(0, 256, 2 * l2_bytes, dtype=numpy.uint8)
         self._sink = cupy.empty((), numpy.uint8)
@@ -83,13 +86,22 @@ class Flush:
     def __call__(self) -> None:
         import cupy
 
-        result = self._reset_persisting()  # takes effect on return: the lines then go with the others below
-        if result != 0:
-            raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {result}")
+        reset_persisting_l2()  # takes effect on return: the lines then go with the others below
         self._written.fill(1)
         cupy.max(self._read, out=self._sink)
 
 
+def reset_persisting_l2() -> None:
+    """Return the current context's persisting L2 lines to normal (cuCtxResetPersistingL2Cache).
+
+    RuntimeError with the CUresult if the driver fails, except CUDA_ERROR_NOT_SUPPORTED: GPUs before sm_80
+    keep no persisting lines (not seen here: the lent GPUs are sm_90)."""
+    result = _driver().cuCtxResetPersistingL2Cache()
+    if result not in (0, CUDA_ERROR_NOT_SUPPORTED):
+        raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {result}")
+
+
+@functools.cache
 def _driver():
     """The CUDA driver library (CuPy does not wrap cuCtxResetPersistingL2Cache)."""
     import ctypes

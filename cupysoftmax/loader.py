@@ -88,12 +88,18 @@ def loaded() -> dict[int, str]:
 
 
 def _compile(variant_name, pair, knobs, device_id, op):
+    return compile_source(source(variant_name), variant_name, pair, knobs, device_id, op)
+
+
+def compile_source(code: str, variant_name: str, pair, knobs: tuple, device_id: int, op: str = registry.SOFTMAX):
+    """One instantiation of a variant compiled from `code` (its source as `source` gives it, or another
+    version of it: scripts/probe_kernels_ab.py), loaded on one device; not cached."""
     import cupy
 
     variant = registry.get(variant_name)
     expression = variant.name_expression(pair, knobs, op)
     with cupy.cuda.Device(device_id):
-        module = cupy.RawModule(code=source(variant_name), options=OPTIONS, name_expressions=[expression])
+        module = cupy.RawModule(code=code, options=OPTIONS, name_expressions=[expression])
         kernel = module.get_function(expression)
         kernel.attributes  # noqa: B018 - forces the load on this device now, not at first launch
         if variant.clustered(knobs) and knobs[-1] > PORTABLE_CLUSTER:

@@ -1,9 +1,10 @@
 """Probe: auto's kernels as another tree has them against this tree's, on the same launch, in one process.
 
 For each shape and op, auto plans its launch with this tree; the kernel of that instantiation is compiled from
-this tree's kernels/ and from OLD/kernels (e.g. `git archive REV kernels | tar -x -C OLD`), each result is checked against the float64 reference on a
-NaN-poisoned output, then both are timed in one interleaved run with a copy of the same bytes and the peers
-that take the shape (Triton, Liger, torch.compile). Cells: microseconds, % of copy, registers.
+this tree's kernels/ and from OLD/kernels (e.g. `git archive REV kernels | tar -x -C OLD`), each result is
+checked against the float64 reference on a NaN-poisoned output, then both are timed in one interleaved run
+with a copy of the same bytes and the peers that take the shape (Triton, Liger, torch.compile). Cells:
+microseconds, % of copy, registers (H100: docs/perf/plain-k2-bound-h100.txt, tree-width-h100.txt).
 
     PYTHONPATH=$PWD:$PWD/scripts python3 scripts/probe_kernels_ab.py OLD [M N dtype op]...
 """
@@ -13,8 +14,7 @@ from pathlib import Path
 import cupy
 
 from cupysoftmax import api, bench, dtypes, loader, suite
-from cupysoftmax import variants as registry
-from probe_plain_warp_rows import checked, timed  # scripts/: the check-then-time cases of the kernel probes
+from probe_plain_warp_rows import checked, peers, timed  # scripts/: the check-then-time cases of the kernel probes
 
 SHAPES = [(4096, 1024, "float32", "softmax"), (4096, 1024, "float32", "log_softmax"),
           (4096, 2048, "float32", "softmax"), (4096, 4096, "float32", "softmax"), (4096, 8192, "float32", "softmax"),
@@ -24,19 +24,14 @@ SHAPES = [(4096, 1024, "float32", "softmax"), (4096, 1024, "float32", "log_softm
 
 
 def compiled_from(directory: Path, variant: str, pair, knobs, op):
-    """The instantiation compiled from the .cu files in `directory` (loader's inlining and options)."""
+    """The instantiation compiled from the .cu files in `directory` (the loader's inlining and options)."""
     kept = loader.kernel_dir
     loader.kernel_dir = lambda: directory
     try:
         code = loader.source.__wrapped__(variant)
     finally:
         loader.kernel_dir = kept
-    expression = registry.get(variant).name_expression(pair, knobs, op)
-    module = cupy.RawModule(code=code, options=loader.OPTIONS, name_expressions=[expression])
-    kernel = module.get_function(expression)
-    if registry.get(variant).clustered(knobs) and knobs[-1] > loader.PORTABLE_CLUSTER:
-        cupy.cuda.driver.funcSetAttribute(kernel.kernel.ptr, loader.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-    return kernel
+    return loader.compile_source(code, variant, pair, knobs, cupy.cuda.Device().id, op)
 
 
 def raised(kernel, launch):
@@ -44,16 +39,6 @@ def raised(kernel, launch):
     if launch.smem > kernel.max_dynamic_shared_size_bytes:
         kernel.max_dynamic_shared_size_bytes = launch.smem
     return kernel
-
-
-def peers(x, op):
-    found = {}
-    for name in ("triton", "liger", "torch_compile"):
-        try:
-            found[name] = suite.PROVIDERS[name](x, op)
-        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is named and skipped
-            print(f"   {name}: {str(exc)[:80]}")
-    return found
 
 
 def main(folder: str, shapes) -> int:
@@ -69,7 +54,7 @@ def main(folder: str, shapes) -> int:
         x = bench.random_input(m, n, dtype)
         fns, wrong = checked(x, op, cases)
         bad += wrong
-        fns.update(peers(x, op))
+        fns.update(peers(x, op, ("triton", "liger", "torch_compile")))
         copy, cells = timed(fns, cases, repeat=40, rounds=4)
         print(f"{m:>5} x {n:<6} {name:<8} {op:<11} {launch.variant} {str(launch.knobs):<11} b{launch.block:<4} "
               f"g{launch.grid:<5} copy {copy * 1e3:.1f}us | {cells}", flush=True)

@@ -18,7 +18,6 @@ Prints microseconds and % of the copy per line.
 Usage: python scripts/probe_peer_l2.py
 """
 import contextlib
-import ctypes
 
 import cupy
 import numpy
@@ -46,12 +45,6 @@ extern "C" __global__ void copy_plain(const uint4* __restrict__ x, uint4* __rest
         y[i] = x[i];
 }
 """
-
-
-def reset_persisting():
-    result = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache()
-    if result != 0:
-        raise RuntimeError(f"cuCtxResetPersistingL2Cache returned {result}")
 
 
 class WriteReadFlush(bench.Flush):
@@ -97,7 +90,7 @@ def main():
             timed(reads, "before marking")
             mark((1056,), (256,), (x, vectors, sink))
             timed(reads, "x marked evict-last once")
-            reset_persisting()
+            bench.reset_persisting_l2()
             timed(reads, "after cuCtxResetPersistingL2Cache")
 
         # 2. Inductor's kernel
@@ -108,7 +101,7 @@ def main():
         code = "\n".join(codes)
         print(f"  inductor: evict_last {code.count('evict_last')}x, evict_first {code.count('evict_first')}x, "
               f"loads {code.count('tl.load(')}", flush=True)
-        reset_persisting()
+        bench.reset_persisting_l2()
 
         # 3. the suite's providers, the suite's order
         names = ["copy", "cupysoftmax", "torch", "torch_compile", "triton", "liger"]
@@ -126,7 +119,7 @@ def main():
         with write_read_flush():
             timed(last, "torch_compile last, write+read")
         no_compile = {p: fn for p, fn in made.items() if p != "torch_compile"}
-        reset_persisting()
+        bench.reset_persisting_l2()
         with write_read_flush():
             timed(no_compile, "no torch_compile, write+read")
         del made, last, no_compile, t

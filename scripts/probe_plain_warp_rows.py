@@ -35,6 +35,19 @@ def checked(x, op, cases: dict) -> tuple[dict, int]:
     return fns, wrong
 
 
+def peers(x, op, names) -> dict:
+    """{name: the suite's callable} for each peer of `names` that takes (x, op); the others named on a line."""
+    from cupysoftmax import suite
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = suite.PROVIDERS[name](x, op)
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is named and skipped
+            print(f"   {name}: {str(exc)[:100]}")
+    return found
+
+
 def timed(fns: dict, cases: dict, repeat: int = 30, rounds: int = 3) -> tuple[float, str]:
     """(the copy's ms, a cell per other callable: its time, % of the copy and, for a label of `cases`, its kernel's
     registers), from one interleaved timing of `fns` (checked's, plus any peers)."""

@@ -5,7 +5,8 @@ themselves as built, on auto's own launch; softmax and log_softmax, with the pee
   __launch_bounds__(256, 8) its one-chunk kernels carry (eight blocks);
 - split_row's plain kernel with four chunks a thread (K = 4: 36-39 registers, 25 64-thread blocks an SM)
   under __maxnreg__(32) (32 blocks: every row of 4096 x 1024 resident at once). The softmax kernel spills
-  8 bytes there; the log_softmax one does not.
+  8 bytes there; the log_softmax one does not. (Recorded at 21bb49d, where 4096 x 1024 float32 took K = 2;
+  since fd098c0 that K = 2 kernel carries a bound of its own.)
 The bounded kernels are compiled here from kernels/*.cu with the bound edited in; each result is checked
 against the float64 reference on a NaN-poisoned output before anything is timed.
 
@@ -17,7 +18,7 @@ import cupy
 
 from cupysoftmax import api, bench, dtypes, loader, suite
 from cupysoftmax import variants as registry
-from probe_plain_warp_rows import checked, timed  # scripts/: the check-then-time cases of the kernel probes
+from probe_plain_warp_rows import checked, peers, timed  # scripts/: the check-then-time cases of the kernel probes
 
 SHAPES = [(262144, 64, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"),
           (4096, 2048, "float32"), (4096, 4096, "float32")]
@@ -26,8 +27,9 @@ EDITS = {
     "warp_rows": ("csm::warp_rows_bounded<Tin, Tout, G, K> ?",
                   "(csm::warp_rows_bounded<Tin, Tout, G, K> || (K == 2 && sizeof(Tin) == 4)) ?",
                   lambda knobs: knobs[1] == 2),
-    "split_row": ("__launch_bounds__(R > 1 && sizeof(csm::acc_t<Tin, Tout>) == 4 ? 1024 : 0) softmax_split_row(",
-                  "__maxnreg__(32) softmax_split_row(",  # R = 0 alone is compiled here: its bound was none
+    "split_row": ("__launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>,\n"
+                  "                                  csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0) softmax_split_row(",
+                  "__maxnreg__(32) softmax_split_row(",  # R = 0, K = 4 alone is compiled here: its bound is none
                   lambda knobs: knobs[0] == 4 and knobs[1] == 0),
 }
 
@@ -37,19 +39,7 @@ def bounded(variant, pair, knobs, op):
     source = loader.source(variant)
     if old not in source:
         raise SystemExit(f"{variant}: the text to edit is gone ({old!r})")
-    expression = registry.get(variant).name_expression(pair, knobs, op)
-    module = cupy.RawModule(code=source.replace(old, new), options=loader.OPTIONS, name_expressions=[expression])
-    return module.get_function(expression)
-
-
-def peers(x, op):
-    found = {}
-    for name in ("torch_compile", "triton", "liger"):
-        try:
-            found[name] = suite.PROVIDERS[name](x, op)
-        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is named and skipped
-            print(f"   {name}: {str(exc)[:100]}")
-    return found
+    return loader.compile_source(source.replace(old, new), variant, pair, knobs, cupy.cuda.Device().id, op)
 
 
 def main() -> int:
@@ -68,7 +58,7 @@ def main() -> int:
             x = bench.random_input(m, n, dtype)
             fns, wrong = checked(x, op, cases)
             bad += wrong
-            fns.update(peers(x, op))
+            fns.update(peers(x, op, ("torch_compile", "triton", "liger")))
             copy, cells = timed(fns, cases, repeat=40, rounds=4)
             print(f"{m:>6} x {n:<5} {name:<8} {launch.variant} {str(launch.knobs):<10} b{launch.block:<4} "
                   f"copy {copy * 1e3:.1f}us | {cells}", flush=True)
