@@ -14,7 +14,7 @@ from pathlib import Path
 import cupy
 
 from cupysoftmax import api, bench, dtypes, loader, suite
-from probe_plain_warp_rows import checked, peers, timed  # scripts/: the check-then-time cases of the kernel probes
+from probe_plain_warp_rows import compared  # scripts/: the check-then-time cases of the kernel probes
 
 SHAPES = [(4096, 1024, "float32", "softmax"), (4096, 1024, "float32", "log_softmax"),
           (4096, 2048, "float32", "softmax"), (4096, 4096, "float32", "softmax"), (4096, 8192, "float32", "softmax"),
@@ -52,13 +52,11 @@ def main(folder: str, shapes) -> int:
         kept = raised(compiled_from(old, launch.variant, pair, launch.knobs, op), launch)
         cases = {"new": (new, launch), tag: (kept, launch)}
         x = bench.random_input(m, n, dtype)
-        fns, wrong = checked(x, op, cases)
+        wrong, copy, cells = compared(x, op, cases, ("triton", "liger", "torch_compile"))
         bad += wrong
-        fns.update(peers(x, op, ("triton", "liger", "torch_compile")))
-        copy, cells = timed(fns, cases, repeat=40, rounds=4)
         print(f"{m:>5} x {n:<6} {name:<8} {op:<11} {launch.variant} {str(launch.knobs):<11} b{launch.block:<4} "
               f"g{launch.grid:<5} copy {copy * 1e3:.1f}us | {cells}", flush=True)
-        del x, fns
+        del x
         suite._free_gpu_memory()
     print(f"\nwrong: {bad}")
     return 1 if bad else 0

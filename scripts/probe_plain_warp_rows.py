@@ -48,6 +48,14 @@ def peers(x, op, names) -> dict:
     return found
 
 
+def compared(x, op, cases: dict, peer_names, repeat: int = 40, rounds: int = 4) -> tuple[int, float, str]:
+    """checked's cases and the peers of `peer_names`, timed together: (how many cases missed the reference, the
+    copy's ms, the cells)."""
+    fns, wrong = checked(x, op, cases)
+    fns.update(peers(x, op, peer_names))
+    return (wrong, *timed(fns, cases, repeat=repeat, rounds=rounds))
+
+
 def timed(fns: dict, cases: dict, repeat: int = 30, rounds: int = 3) -> tuple[float, str]:
     """(the copy's ms, a cell per other callable: its time, % of the copy and, for a label of `cases`, its kernel's
     registers), from one interleaved timing of `fns` (checked's, plus any peers)."""

@@ -18,7 +18,7 @@ import cupy
 
 from cupysoftmax import api, bench, dtypes, loader, suite
 from cupysoftmax import variants as registry
-from probe_plain_warp_rows import checked, peers, timed  # scripts/: the check-then-time cases of the kernel probes
+from probe_plain_warp_rows import compared  # scripts/: the check-then-time cases of the kernel probes
 
 SHAPES = [(262144, 64, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"),
           (4096, 2048, "float32"), (4096, 4096, "float32")]
@@ -56,13 +56,11 @@ def main() -> int:
                 continue
             cases = {"built": (plain, launch), "bounded": (bounded(launch.variant, pair, launch.knobs, op), launch)}
             x = bench.random_input(m, n, dtype)
-            fns, wrong = checked(x, op, cases)
+            wrong, copy, cells = compared(x, op, cases, ("torch_compile", "triton", "liger"))
             bad += wrong
-            fns.update(peers(x, op, ("torch_compile", "triton", "liger")))
-            copy, cells = timed(fns, cases, repeat=40, rounds=4)
             print(f"{m:>6} x {n:<5} {name:<8} {launch.variant} {str(launch.knobs):<10} b{launch.block:<4} "
                   f"copy {copy * 1e3:.1f}us | {cells}", flush=True)
-            del x, fns
+            del x
             suite._free_gpu_memory()
     print(f"\nwrong: {bad}")
     return 1 if bad else 0
