@@ -31,13 +31,12 @@ timed in the same run: "% of copy".
 """
 from __future__ import annotations
 
-import functools
 import statistics
 from dataclasses import asdict, dataclass
 
 import numpy
 
-from . import api, device, dtypes, reference
+from . import api, device, driver, dtypes, reference
 from . import variants as registry
 from .errors import UnsuitableVariant
 
@@ -47,8 +46,6 @@ extern "C" __global__ void gate(const volatile unsigned* open) {
     while (*open == 0) __nanosleep(256);
 }
 """
-DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
-CUDA_ERROR_NOT_SUPPORTED = 801
 GATE_TIMEOUT_S = 5.0  # a call still blocked this long is waiting on the host: the gate opens and the timing fails
 
 
@@ -78,7 +75,7 @@ class Flush:
     def __init__(self, l2_bytes: int):
         import cupy
 
-        _driver()  # no driver library: say so now, not at the first timed call
+        driver.library()  # no driver library: say so now, not at the first timed call
         self._written = cupy.empty(2 * l2_bytes, numpy.uint8)
         self._read = cupy.random.randint(0, 256, 2 * l2_bytes, dtype=numpy.uint8)
         self._sink = cupy.empty((), numpy.uint8)
@@ -86,32 +83,9 @@ class Flush:
     def __call__(self) -> None:
         import cupy
 
-        reset_persisting_l2()  # takes effect on return: the lines then go with the others below
+        driver.reset_persisting_l2()  # takes effect on return: the lines then go with the others below
         self._written.fill(1)
         cupy.max(self._read, out=self._sink)
-
-
-def reset_persisting_l2() -> None:
-    """Return the current context's persisting L2 lines to normal (cuCtxResetPersistingL2Cache).
-
-    RuntimeError with the CUresult if the driver fails, except CUDA_ERROR_NOT_SUPPORTED: GPUs before sm_80
-    keep no persisting lines (not seen here: the lent GPUs are sm_90)."""
-    result = _driver().cuCtxResetPersistingL2Cache()
-    if result not in (0, CUDA_ERROR_NOT_SUPPORTED):
-        raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {result}")
-
-
-@functools.cache
-def _driver():
-    """The CUDA driver library (CuPy does not wrap cuCtxResetPersistingL2Cache)."""
-    import ctypes
-
-    for name in DRIVER_LIBRARIES:
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    raise OSError(f"no CUDA driver library found (tried {', '.join(DRIVER_LIBRARIES)})")
 
 
 def median_ms(fn, *, repeat: int = 50, warmup: int = 5) -> float:

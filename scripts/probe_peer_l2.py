@@ -23,7 +23,7 @@ import cupy
 import numpy
 import torch
 
-from cupysoftmax import api, bench, dtypes, suite
+from cupysoftmax import api, bench, driver, dtypes, suite
 
 SHAPES = [(4096, 4096, "float32"), (4096, 2048, "float32"), (4096, 16384, "bfloat16"), (4096, 1024, "float32"),
           (262144, 64, "float32"), (262144, 32, "float32")]
@@ -90,7 +90,7 @@ def main():
             timed(reads, "before marking")
             mark((1056,), (256,), (x, vectors, sink))
             timed(reads, "x marked evict-last once")
-            bench.reset_persisting_l2()
+            driver.reset_persisting_l2()
             timed(reads, "after cuCtxResetPersistingL2Cache")
 
         # 2. Inductor's kernel
@@ -101,7 +101,7 @@ def main():
         code = "\n".join(codes)
         print(f"  inductor: evict_last {code.count('evict_last')}x, evict_first {code.count('evict_first')}x, "
               f"loads {code.count('tl.load(')}", flush=True)
-        bench.reset_persisting_l2()
+        driver.reset_persisting_l2()
 
         # 3. the suite's providers, the suite's order
         names = ["copy", "cupysoftmax", "torch", "torch_compile", "triton", "liger"]
@@ -119,7 +119,7 @@ def main():
         with write_read_flush():
             timed(last, "torch_compile last, write+read")
         no_compile = {p: fn for p, fn in made.items() if p != "torch_compile"}
-        bench.reset_persisting_l2()
+        driver.reset_persisting_l2()
         with write_read_flush():
             timed(no_compile, "no torch_compile, write+read")
         del made, last, no_compile, t

@@ -1,8 +1,8 @@
 """Probe: persistent clusters that prefetch the next row (cp.async into shared memory) while reducing and
 writing the current one. float32, aligned rows of whole chunks. Against copy and auto."""
-import ctypes, sys
+import sys
 import cupy, numpy
-from cupysoftmax import api, bench, dtypes, reference
+from cupysoftmax import api, bench, driver, dtypes, reference
 
 SRC = r'''
 #include <cooperative_groups.h>
@@ -92,15 +92,11 @@ __global__ void __cluster_dims__(C, 1, 1) pipe(const float4* __restrict__ x, flo
 }
 '''
 
-class _LaunchConfig(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
-                ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
-
 def active(kernel, c, b, smem):
-    config = _LaunchConfig((c, 1, 1), (b, 1, 1), smem, None, None, 0)
-    count = ctypes.c_int()
-    st = ctypes.CDLL("libcuda.so.1").cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))
-    return count.value if st == 0 else -st
+    try:
+        return driver.active_clusters(kernel.kernel.ptr, c, (b, 1), smem)
+    except RuntimeError:
+        return -1
 
 SHAPES = [(8, 262144), (32, 262144), (128, 262144), (8, 128256), (32, 128256), (128, 128256)]
 configs = []

@@ -7,13 +7,12 @@ variant, knobs, threads, shared memory, registers, clusters resident at once
 (cuOccupancyMaxActiveClusters; "-" without clusters), time, % of copy, error.
 Usage: python scripts/sweep_configs.py [M N dtype]...   (default: the shapes below)
 """
-import ctypes
 import sys
 
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax import api, bench, driver, dtypes, loader, reference
 from cupysoftmax.errors import UnsuitableVariant
 from cupysoftmax.planner import Launch, _ceil_div, _round_up
 from cupysoftmax.variants import SOFTMAX, VARIANTS
@@ -59,22 +58,16 @@ def candidates(planner, m, n, pair, facts):
     for knobs, block, extra, again in planner.split_cuts(v, layout, facts):
         yield planner.plain_block(v, planner._cluster_launch(v, m, knobs, block, extra, again), facts, SOFTMAX)
 
-class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig of the CUDA driver API
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
-                ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
-
-
 def active_clusters(kernel, launch, c=None):
-    """How many clusters of C blocks of a launch the GPU holds at once (cuOccupancyMaxActiveClusters); "-" for
-    C = 1. C: the launch's last knob (split_row's), unless given."""
+    """How many clusters of C blocks of a launch the GPU holds at once (driver.active_clusters); "-" for C = 1.
+    C: the launch's last knob (split_row's), unless given."""
     c = launch.knobs[-1] if c is None else c
     if c <= 1:
         return "-"
-    config = _LaunchConfig((c, 1, 1), (launch.block, launch.block_y, 1), launch.smem, None, None, 0)
-    count = ctypes.c_int()
-    driver = ctypes.CDLL("libcuda.so.1")
-    status = driver.cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(kernel.kernel.ptr), ctypes.byref(config))
-    return count.value if status == 0 else f"error {status}"
+    try:
+        return driver.active_clusters(kernel.kernel.ptr, c, (launch.block, launch.block_y), launch.smem)
+    except RuntimeError as exc:
+        return f"error ({exc})"
 
 
 def registry_knobs(name):

@@ -5,7 +5,7 @@ import cupy
 import numpy
 import pytest
 
-from cupysoftmax import bench
+from cupysoftmax import bench, driver
 
 pytestmark = pytest.mark.gpu
 
@@ -39,8 +39,8 @@ def test_the_flush_returns_persisting_l2_lines_to_normal_before_it_evicts(monkey
     # lines torch.compile's kernels leave persisting outlive a plain write and read (docs/perf/peer-l2-h100.txt)
     flush = bench.Flush(1 << 20)
     steps = []
-    reset = bench.reset_persisting_l2
-    monkeypatch.setattr(bench, "reset_persisting_l2", lambda: steps.append("reset") or reset())
+    reset = driver.reset_persisting_l2
+    monkeypatch.setattr(driver, "reset_persisting_l2", lambda: steps.append("reset") or reset())
     monkeypatch.setattr(flush, "_written", _Recording(flush._written, steps))
     flush()
     cupy.cuda.get_current_stream().synchronize()

@@ -152,8 +152,6 @@ def test_report_has_a_section_per_op_softmax_first():
 
 
 def test_time_records_name_ops_as_the_suite_does():
-    from cupysoftmax import bench
-
     assert bench.as_records(4, 8, "float32", 1.0, [])[0]["op"] == "forward"
     assert bench.as_records(4, 8, "float32", 1.0, [], "log_softmax")[0]["op"] == "log_softmax"
     gradient = bench.as_records(4, 8, "float32", 1.0, [], "softmax_backward")[0]
@@ -263,33 +261,3 @@ def test_axis_report_has_its_own_section_naming_the_arrays():
     assert text.startswith("# softmax over a middle axis against the peers")
     assert "32 × 19 × 512 × 512 float32 over axis 1; 8192 × 8192 float32 over axis 0" in text
     assert "| 8388608 | 19 | float32 |" in text and "| 80% |" in text
-
-
-def test_the_flush_names_the_driver_libraries_it_looked_for(monkeypatch):
-    monkeypatch.setattr(bench, "DRIVER_LIBRARIES", ("libcuda-missing.so.0",))
-    bench._driver.cache_clear()
-    try:
-        with pytest.raises(OSError, match="no CUDA driver library found .tried libcuda-missing.so.0"):
-            bench._driver()
-    finally:
-        bench._driver.cache_clear()
-
-
-class _Driver:
-    def __init__(self, result):
-        self.result = result
-
-    def cuCtxResetPersistingL2Cache(self):  # noqa: N802 - the driver's name
-        return self.result
-
-
-@pytest.mark.parametrize("result", [0, bench.CUDA_ERROR_NOT_SUPPORTED])
-def test_resetting_persisting_lines_passes_where_the_gpu_keeps_none(monkeypatch, result):
-    monkeypatch.setattr(bench, "_driver", lambda: _Driver(result))
-    bench.reset_persisting_l2()
-
-
-def test_resetting_persisting_lines_names_a_driver_failure(monkeypatch):
-    monkeypatch.setattr(bench, "_driver", lambda: _Driver(201))  # CUDA_ERROR_INVALID_CONTEXT
-    with pytest.raises(RuntimeError, match="cuCtxResetPersistingL2Cache failed with CUresult 201"):
-        bench.reset_persisting_l2()

@@ -1,0 +1,49 @@
+"""The driver calls CuPy does not wrap (cupysoftmax/driver.py): failures named, on a stand-in library."""
+import pytest
+
+from cupysoftmax import driver
+
+
+def test_a_missing_driver_library_is_named_with_the_names_tried(monkeypatch):
+    monkeypatch.setattr(driver, "LIBRARIES", ("libcuda-missing.so.0",))
+    driver.library.cache_clear()
+    try:
+        with pytest.raises(OSError, match="no CUDA driver library found .tried libcuda-missing.so.0"):
+            driver.library()
+    finally:
+        driver.library.cache_clear()
+
+
+class _Library:
+    def __init__(self, result):
+        self.result = result
+
+    def cuCtxResetPersistingL2Cache(self):  # noqa: N802 - the driver's names
+        return self.result
+
+    def cuOccupancyMaxActiveClusters(self, count, function, config):  # noqa: N802
+        count._obj.value = 21
+        return self.result
+
+
+@pytest.mark.parametrize("result", [0, driver.NOT_SUPPORTED])
+def test_resetting_persisting_lines_passes_where_the_gpu_keeps_none(monkeypatch, result):
+    monkeypatch.setattr(driver, "library", lambda: _Library(result))
+    driver.reset_persisting_l2()
+
+
+def test_resetting_persisting_lines_names_a_driver_failure(monkeypatch):
+    monkeypatch.setattr(driver, "library", lambda: _Library(201))  # CUDA_ERROR_INVALID_CONTEXT
+    with pytest.raises(RuntimeError, match="cuCtxResetPersistingL2Cache failed with CUresult 201"):
+        driver.reset_persisting_l2()
+
+
+def test_the_cluster_count_is_the_drivers(monkeypatch):
+    monkeypatch.setattr(driver, "library", lambda: _Library(0))
+    assert driver.active_clusters(0x1000, 16, (32, 8), 65536) == 21
+
+
+def test_a_failed_cluster_count_names_the_driver_result(monkeypatch):
+    monkeypatch.setattr(driver, "library", lambda: _Library(1))  # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(RuntimeError, match="cuOccupancyMaxActiveClusters failed with CUresult 1"):
+        driver.active_clusters(0x1000, 16, (32, 8), 65536)
