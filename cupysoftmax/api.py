@@ -13,7 +13,7 @@ import operator
 
 import numpy
 
-from . import device, dtypes, fused, loader
+from . import device, driver, dtypes, fused, loader
 from . import variants as registry
 from .errors import UnsuitableVariant
 from .planner import Launch, Planner, check_takes_options
@@ -235,7 +235,20 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
         return hit
     p = planner(device_id)
     launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned=aligned)
-    return _remember(key, (_loaded(p, launch, device_id, pair, op), launch))
+    kernel = _loaded(p, launch, device_id, pair, op)
+    return _remember(key, (kernel, p.persistent_columns(launch, _active_clusters(kernel, launch))))
+
+
+def _active_clusters(kernel, launch: Launch) -> int:
+    """The clusters of a cluster launch the GPU holds at once, from the driver; 0 for C = 1 or where the driver
+    cannot say (the planner then keeps a cluster an item, correct either way)."""
+    c = launch.knobs[-1]
+    if c <= 1:
+        return 0
+    try:
+        return driver.active_clusters(kernel.kernel.ptr, c, (launch.block, launch.block_y), launch.smem)
+    except (OSError, AttributeError, RuntimeError):  # no library, a driver without the call, or its failure
+        return 0
 
 
 def _facts(device_id: int, pair, op: str):

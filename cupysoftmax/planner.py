@@ -302,6 +302,22 @@ COLUMN_REGISTER_BLOCKS = 1
 STRIDED_SMEM_LINE = 128
 STRIDED_SMEM_SLICE = 64 * 1024
 STRIDED_SMEM_ROW_THREADS = 8
+# strided_smem on clusters: P x the clusters the GPU holds at once (the
+# driver's count, driver.active_clusters: 21 clusters of 16 for axis 0 of
+# (8192, 8192) float32 on the H100, where a per-SM count gives 24), each
+# looping over items, so that a block copies its next item's lines while it
+# writes this one's (kernels/strided_smem.cu). P: the largest up to
+# STRIDED_SMEM_ROUNDS that gives every cluster STRIDED_SMEM_MIN_ITEMS items or
+# more; none: a cluster an item. H100, 2026-11-24
+# (scripts/probe_strided_prefetch.py, docs/perf/strided-prefetch-h100.txt;
+# two runs), axis 0, % of copy, a cluster an item -> P = 1, 2, 3, 4 (the
+# pick starred): (8192, 8192) float32 (257 items, 21 held) 75% -> 78, 78,
+# 79.2-79.3, 79.3-79.8*; log_softmax 75% -> 78.5, 78.4, 78.5-79.3,
+# 79.5-79.6*; (4096, 4096) (129, 45) 72% -> 78*, 76; (2048, 16384) (513, 92)
+# 77% -> 81, 83*, 83, 81; (8192, 8192) bfloat16 (129, 14) 50% -> 54.0-54.5,
+# 54.4-54.6, 54.2-54.6, 54.1-54.4*.
+STRIDED_SMEM_ROUNDS = 4
+STRIDED_SMEM_MIN_ITEMS = 2
 
 # strided (softmax over a middle axis, x viewed as (outer, N, inner)): a
 # block is TX columns by TY row-threads, each holding up to R rows of its
@@ -953,6 +969,17 @@ class Planner:
                                     f"needs {launch(sizes[-1]).smem} bytes a block in a cluster of {sizes[-1]}, "
                                     f"past {limit}")
         return launch(fits[0])
+
+    @staticmethod
+    def persistent_columns(launch: Launch, active: int) -> Launch:
+        """strided_smem's launch on clusters cut to P x `active` clusters, the clusters the GPU holds at once
+        (see STRIDED_SMEM_ROUNDS); the launch as it is where no P serves or `active` is 0 (unknown)."""
+        c = launch.knobs[-1]
+        items = launch.grid // c
+        rounds = [p for p in range(1, STRIDED_SMEM_ROUNDS + 1) if p * active * STRIDED_SMEM_MIN_ITEMS <= items]
+        if launch.variant != "strided_smem" or c <= 1 or active < 1 or not rounds:
+            return launch
+        return dataclasses.replace(launch, grid=rounds[-1] * active * c)
 
     def column_lines_launch(self, v, c: int, row_threads: int, outer: int, n: int, inner: int, pair) -> Launch:
         """strided_smem's launch with C = c and up to `row_threads` row-threads (no more than the slice's rows)."""

@@ -12,7 +12,13 @@
 // through distributed shared memory (every block merges the C partials in
 // rank order: the same bits in each); row 0's W threads merge, the others
 // wait at the barrier. The block then writes its slice from shared memory,
-// 16-byte streaming stores. It writes
+// 16-byte streaming stores; as each line goes out, the copy of the same line
+// of the block's next item goes in its place, so that where clusters loop
+// over items (the planner launches a few times the clusters the GPU holds)
+// the next item's reads overlap this one's writes (H100, 2026-11-24, axis 0
+// of (8192, 8192) float32: a cluster an item 75% of copy, four rounds of the
+// 21 clusters held 78% before this overlap and 79.5% with it;
+// docs/perf/strided-prefetch-h100.txt). It writes
 // softmax, or log_softmax with LOG. Why not strided: a column of 8192 needs
 // all 16 blocks of a cluster at 32 values a thread there, 80 registers and
 // few blocks in flight; here the slice costs no registers and three blocks
@@ -28,7 +34,8 @@
 // needs thread-block clusters (sm_90); C = 16 needs the non-portable cluster
 // size attribute, which the loader sets. Strides are in elements and may be
 // negative. Exact aliasing (y == x, same strides) is safe: a block writes
-// only the slice it read, after the column's reductions.
+// only the slice it read, after the column's reductions, and the next item it
+// copies early is one no block has written yet (each item has one cluster).
 //
 // Launch contract: blockDim = (W, TY), W = 128 / sizeof(Tin) columns;
 // gridDim.x a multiple of C, C consecutive blocks per item, clusters looping
@@ -66,19 +73,31 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
     const int shift = csm::misalignment(x);  // every row's (the planner checks the strides)
     const long long tiles = (inner + shift + W - 1) / W;
     const int lines = rows * TILE_CHUNKS;
-    int parity = 0;
-    for (long long item = blockIdx.x / C; item < outer * tiles; item += clusters, parity ^= 1) {
+    const long long items = outer * tiles;
+    // An item's slice: its first row in x, and its tile
+    const auto origin = [&](long long item, int& tile) {
+        const long long o = item / tiles;
+        tile = static_cast<int>(item - o * tiles);
+        return x + o * x_outer_stride + first * x_stride;
+    };
+    // Line i of a slice into shared memory (the tile's partial first and last chunks element by element)
+    const auto fetch = [&](const Tin* xs, int tile, int i) {
+        const int r = i / TILE_CHUNKS, c = tile * TILE_CHUNKS + i % TILE_CHUNKS;
+        const Tin* row = xs + r * x_stride;
+        const int e0 = c * V - shift;
+        if (e0 >= 0 && e0 + V <= inner) csm::copy_async16<true>(slice + i, row + e0);  // L2 hint: see copy_async16
+        else slice[i] = csm::load_chunk(row, static_cast<int>(inner), shift, c);
+    };
+    long long item = blockIdx.x / C;
+    if (item < items) {
+        int tile;
+        const Tin* xs = origin(item, tile);
+        for (int i = t; i < lines; i += threads) fetch(xs, tile, i);
+    }
+    for (int parity = 0; item < items; item += clusters, parity ^= 1) {
         const long long o = item / tiles;
         const int tile = static_cast<int>(item - o * tiles);
-        const Tin* xs = x + o * x_outer_stride + first * x_stride;
-        for (int i = t; i < lines; i += threads) {
-            const int r = i / TILE_CHUNKS, c = tile * TILE_CHUNKS + i % TILE_CHUNKS;
-            const Tin* row = xs + r * x_stride;
-            const int e0 = c * V - shift;
-            if (e0 >= 0 && e0 + V <= inner) csm::copy_async16<true>(slice + i, row + e0);  // L2 hint: see copy_async16
-            else slice[i] = csm::load_chunk(row, static_cast<int>(inner), shift, c);
-        }
-        csm::copies_done();
+        csm::copies_done();  // this item's lines: fetched above, or during the last item's writes
         __syncthreads();
         // column tx of the tile: element tx of each line
         const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
@@ -112,6 +131,11 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
 #pragma unroll
         for (int k = 0; k < V; ++k) columns[k] = {column[j * V + k].m, column[j * V + k].s, A(1)};
         Tout* ys = y + o * y_outer_stride + first * y_stride;
+        // Each line, once written out, makes room for the same line of the block's next item: its copy goes
+        // out now (after the store, which needed the line's value), so the next item's reads overlap these writes.
+        const bool more = item + clusters < items;
+        int next_tile = 0;
+        const Tin* next_xs = more ? origin(item + clusters, next_tile) : nullptr;
 #pragma unroll 4
         for (int i = t; i < lines; i += threads) {
             Tout* row = ys + (i / TILE_CHUNKS) * y_stride;
@@ -119,8 +143,9 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
             csm::store_chunk<Tin>(
                 row, static_cast<int>(inner), shift, csm::misalignment(row) == shift, c,
                 [&](int k) { return csm::from_acc<Tout>(columns[k](v, k)); }, true);
+            if (more) fetch(next_xs, next_tile, i);
         }
-        __syncthreads();  // the next item's copies overwrite the slice and the columns
+        __syncthreads();  // the next item's reductions overwrite the pairs and the columns
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.

@@ -10,6 +10,8 @@ block of registers); a copy to the row variants (layouts neither reads in place)
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy
 import pytest
 
@@ -296,3 +298,30 @@ def test_the_issue_shapes(rng, shape, axis):
 
 def test_a_0d_array_has_no_middle_axis():
     assert float(softmax(cupy.asarray(numpy.float32(3.0)))) == 1.0  # axes (): the rows path, one row of one
+
+
+# Axis 0 of (8192, 2048 [+ 16]): 8192 rows take clusters of 16 (64 KB slices), 33 to 129 items by the dtype,
+# more than twice the clusters the H100 holds at once, so strided_smem's clusters loop over items, each block
+# copying its next item's lines while it writes this one's (planner.persistent_columns).
+@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned_partial_chunks"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_strided_smem_clusters_looping_over_items_match_a_cluster_an_item(rng, op, dtype, misaligned):
+    if not has_clusters():
+        pytest.skip("strided_smem's clusters loop over items on sm_90 only")
+    base = draw(rng, (8192, 2048 + 16), dtype)
+    x = base[:, 1:2049] if misaligned else base[:, :2048]
+    view = api.columns_view(x.shape, x.strides, x.itemsize, (0,))
+    kernel, launch = api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, x.dtype), op,
+                                      api.columns_aligned(view, x.itemsize))
+    c = launch.knobs[0]
+    items = -(-(2048 + 16 // x.itemsize - 1) // (128 // x.itemsize))
+    assert launch.variant == "strided_smem" and c == 16
+    assert 0 < launch.grid // c < items  # fewer clusters than items: the driver's count was read
+    out = poisoned(x.shape, dtype)
+    assert api.FUNCTIONS[op](x, axis=0, out=out) is out
+    check(x, 0, out, op)
+    one_each = poisoned(x.shape, dtype)
+    api.run(kernel, dataclasses.replace(launch, grid=items * c),
+            (x, one_each, *view, *api.columns_view(one_each.shape, one_each.strides, one_each.itemsize, (0,))[3:]))
+    assert bool((one_each.view(numpy.uint8) == out.view(numpy.uint8)).all())
