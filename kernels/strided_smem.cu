@@ -48,6 +48,47 @@
 
 constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
 
+// A row-thread's (max, sum) of its rows r = first, first + step, ... < rows of a column in shared memory
+// (`values`: the column's element of line 0; lines W elements apart). Float accumulators take one pass, four
+// rows at a time, the sum rescaled where the max grows; double takes a pass for the max, then one for the sum,
+// as a rescale's exponential costs more there than a second read. H100, 2026-11-24, two runs, two passes ->
+// one (docs/perf/strided-prefetch-h100.txt): axis 0 of (8192, 8192) bfloat16 54.0-54.3% -> 61.3-61.6% of
+// copy, float32 79.4-79.9% -> 79.6-80.3%, log_softmax 79.5-79.6% -> 79.3-80.1%; (8192, 2048) float64 46.4%
+// -> 44.3% (one pass there too), so double keeps two.
+template <typename A, int W, typename Tin>
+__device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int first, int rows, int step) {
+    A m = csm::neg_inf<A>(), s = A(0);
+    if constexpr (sizeof(A) == 4) {
+        int r = first;
+        for (; r + 3 * step < rows; r += 4 * step) {
+            A v[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v[k] = csm::to_acc<A>(values[(r + k * step) * W]);
+            const A grown = csm::acc_max(m, csm::acc_max(csm::acc_max(v[0], v[1]), csm::acc_max(v[2], v[3])));
+            const A to = csm::FastExp::sum_shift(grown);
+            s = csm::rescale(s, csm::FastExp::sum_shift(m), to);
+            m = grown;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) s += csm::FastExp::of(v[k], to);
+        }
+        for (; r < rows; r += step) {
+            const A v = csm::to_acc<A>(values[r * W]);
+            const A grown = csm::acc_max(m, v);
+            const A to = csm::FastExp::sum_shift(grown);
+            s = csm::rescale(s, csm::FastExp::sum_shift(m), to) + csm::FastExp::of(v, to);
+            m = grown;
+        }
+    } else {
+        // (unrolled: four loads in flight rather than one shared-memory latency a row)
+#pragma unroll 4
+        for (int r = first; r < rows; r += step) m = csm::acc_max(m, csm::to_acc<A>(values[r * W]));
+        const A shift_by = csm::FastExp::sum_shift(m);
+#pragma unroll 4
+        for (int r = first; r < rows; r += step) s += csm::FastExp::of(csm::to_acc<A>(values[r * W]), shift_by);
+    }
+    return {m, s};
+}
+
 template <typename Tin, typename Tout, bool LOG, int C>
 __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __restrict__ y, long long outer,
                                              long long n, long long inner, long long x_outer_stride,
@@ -101,17 +142,10 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         __syncthreads();
         // column tx of the tile: element tx of each line
         const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
-        // (unrolled: four loads in flight rather than one shared-memory latency a row)
-        A m = csm::neg_inf<A>();
-#pragma unroll 4
-        for (int r = ty; r < rows; r += row_threads) m = csm::acc_max(m, csm::to_acc<A>(values[r * W]));
-        const A shift_by = csm::FastExp::sum_shift(m);
-        A s = A(0);
-#pragma unroll 4
-        for (int r = ty; r < rows; r += row_threads) s += csm::FastExp::of(csm::to_acc<A>(values[r * W]), shift_by);
-        // The column's (max, sum): row 0's threads merge the TY row-threads' pairs, then (clusters) every
-        // row-thread fetches one block's pair and row 0 merges the C of them; the others only wait.
-        pairs[t] = {m, s};
+        // The column's (max, sum): each row-thread's rows (column_pair), then row 0's threads merge the TY
+        // row-threads' pairs, then (clusters) every row-thread fetches one block's pair and row 0 merges the C
+        // of them; the others only wait.
+        pairs[t] = column_pair<A, W>(values, ty, rows, row_threads);
         __syncthreads();
         State stats{};
         if (ty == 0) stats = csm::merge_pairs(pairs + tx, row_threads, W);
