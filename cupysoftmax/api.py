@@ -240,14 +240,15 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
 
 
 def _active_clusters(kernel, launch: Launch) -> int:
-    """The clusters of a cluster launch the GPU holds at once, from the driver; 0 for C = 1 or where the driver
-    cannot say (the planner then keeps a cluster an item, correct either way)."""
+    """The clusters of a strided_smem launch on clusters the GPU holds at once, from the driver; 0 for other
+    launches or where the driver cannot say (the planner then keeps a cluster an item, correct either way)."""
     c = launch.knobs[-1]
-    if c <= 1:
+    if launch.variant != "strided_smem" or c <= 1:
         return 0
+    function = kernel.kernel.ptr
     try:
-        return driver.active_clusters(kernel.kernel.ptr, c, (launch.block, launch.block_y), launch.smem)
-    except (OSError, AttributeError, RuntimeError):  # no library, a driver without the call, or its failure
+        return driver.active_clusters(function, c, (launch.block, launch.block_y), launch.smem)
+    except (OSError, RuntimeError):  # no driver library, a driver without the call, or the call's failure
         return 0
 
 

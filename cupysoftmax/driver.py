@@ -38,11 +38,14 @@ def active_clusters(function_ptr: int, cluster: int, block: tuple[int, int], sme
     """How many clusters of `cluster` blocks of a kernel compiled with that cluster size (__cluster_dims__) the GPU
     holds at once, with blocks of `block` threads and `smem` dynamic shared bytes (cuOccupancyMaxActiveClusters:
     it knows how the GPU groups its SMs, which a per-SM count does not). RuntimeError with the CUresult if the
-    driver fails."""
+    driver fails, or if it has no such call."""
     count = ctypes.c_int()
     config = _LaunchConfig((cluster, 1, 1), (block[0], block[1], 1), smem, None, None, 0)
-    result = library().cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(function_ptr),
-                                                     ctypes.byref(config))
+    try:
+        query = library().cuOccupancyMaxActiveClusters
+    except AttributeError:  # drivers before CUDA 11.8
+        raise RuntimeError("the CUDA driver has no cuOccupancyMaxActiveClusters") from None
+    result = query(ctypes.byref(count), ctypes.c_void_p(function_ptr), ctypes.byref(config))
     if result != 0:
         raise RuntimeError(f"cuOccupancyMaxActiveClusters failed with CUresult {result}")
     return count.value

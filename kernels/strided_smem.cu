@@ -66,8 +66,8 @@ __device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int fir
             for (int k = 0; k < 4; ++k) v[k] = csm::to_acc<A>(values[(r + k * step) * W]);
             const A grown = csm::acc_max(m, csm::acc_max(csm::acc_max(v[0], v[1]), csm::acc_max(v[2], v[3])));
             const A to = csm::FastExp::sum_shift(grown);
-            s = csm::rescale(s, csm::FastExp::sum_shift(m), to);
-            m = grown;
+            s = csm::rescale(s, m, grown);  // from the maxima themselves: -inf to a finite max scales by 0, not
+            m = grown;                      // by exp(0 - max), which overflows for a max below -88 (a NaN)
 #pragma unroll
             for (int k = 0; k < 4; ++k) s += csm::FastExp::of(v[k], to);
         }
@@ -75,7 +75,7 @@ __device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int fir
             const A v = csm::to_acc<A>(values[r * W]);
             const A grown = csm::acc_max(m, v);
             const A to = csm::FastExp::sum_shift(grown);
-            s = csm::rescale(s, csm::FastExp::sum_shift(m), to) + csm::FastExp::of(v, to);
+            s = csm::rescale(s, m, grown) + csm::FastExp::of(v, to);
             m = grown;
         }
     } else {
@@ -139,7 +139,7 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         const long long o = item / tiles;
         const int tile = static_cast<int>(item - o * tiles);
         csm::copies_done();  // this item's lines: fetched above, or during the last item's writes
-        __syncthreads();
+        __syncthreads();  // ... seen by all; and every thread is done with the last item's pairs and columns
         // column tx of the tile: element tx of each line
         const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
         // The column's (max, sum): each row-thread's rows (column_pair), then row 0's threads merge the TY
@@ -179,7 +179,6 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
                 [&](int k) { return csm::from_acc<Tout>(columns[k](v, k)); }, true);
             if (more) fetch(next_xs, next_tile, i);
         }
-        __syncthreads();  // the next item's reductions overwrite the pairs and the columns
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.

@@ -1,4 +1,6 @@
 """The driver calls CuPy does not wrap (cupysoftmax/driver.py): failures named, on a stand-in library."""
+import ctypes
+
 import pytest
 
 from cupysoftmax import driver
@@ -22,8 +24,14 @@ class _Library:
         return self.result
 
     def cuOccupancyMaxActiveClusters(self, count, function, config):  # noqa: N802
+        config = config._obj
+        self.asked = (function.value, tuple(config.grid), tuple(config.block), config.smem, config.num_attrs)
         count._obj.value = 21
         return self.result
+
+
+class _OldLibrary:  # a driver before cuOccupancyMaxActiveClusters
+    pass
 
 
 @pytest.mark.parametrize("result", [0, driver.NOT_SUPPORTED])
@@ -38,9 +46,24 @@ def test_resetting_persisting_lines_names_a_driver_failure(monkeypatch):
         driver.reset_persisting_l2()
 
 
-def test_the_cluster_count_is_the_drivers(monkeypatch):
-    monkeypatch.setattr(driver, "library", lambda: _Library(0))
+def test_the_cluster_count_is_the_drivers_for_the_launch_described(monkeypatch):
+    fake = _Library(0)
+    monkeypatch.setattr(driver, "library", lambda: fake)
     assert driver.active_clusters(0x1000, 16, (32, 8), 65536) == 21
+    assert fake.asked == (0x1000, (16, 1, 1), (32, 8, 1), 65536, 0)
+
+
+def test_the_launch_config_has_the_drivers_layout():
+    # CUlaunchConfig (cuda.h): gridDim[3], blockDim[3], sharedMemBytes (unsigned), hStream, attrs, numAttrs
+    config = driver._LaunchConfig
+    offsets = [getattr(config, name).offset for name in ("grid", "block", "smem", "stream", "attrs", "num_attrs")]
+    assert offsets == [0, 12, 24, 32, 40, 48] and ctypes.sizeof(config) == 56
+
+
+def test_a_driver_without_the_cluster_query_is_named(monkeypatch):
+    monkeypatch.setattr(driver, "library", lambda: _OldLibrary())
+    with pytest.raises(RuntimeError, match="no cuOccupancyMaxActiveClusters"):
+        driver.active_clusters(0x1000, 16, (32, 8), 65536)
 
 
 def test_a_failed_cluster_count_names_the_driver_result(monkeypatch):

@@ -221,7 +221,7 @@ def test_out_with_a_layout_of_its_own(rng, n, inner):
 
 
 def extreme_columns(rng, shape, dtype):
-    """Columns (o, :, i) of x over axis 1 that reach the semantics rules, at inner index i = 0 .. 6."""
+    """Columns (o, :, i) of x over axis 1 that reach the semantics rules, at inner index i = 0 .. 8."""
     x = rng.standard_normal(shape) * 3
     x[:, :, 0] += 1e4
     x[:, rng.integers(shape[1]), 1] = numpy.nan
@@ -230,6 +230,8 @@ def extreme_columns(rng, shape, dtype):
     x[:, : shape[1] // 2, 4] = -numpy.inf
     x[:, :, 5] *= 30
     x[:, 0, 6], x[:, 1:, 6] = numpy.nan, -numpy.inf  # a NaN first, then only -inf: row-threads holding -inf too
+    x[:, :, 7] -= 1e4  # a max far below 0 (exp(-max) overflows float)
+    x[:, : shape[1] // 2, 8], x[:, shape[1] // 2 :, 8] = -numpy.inf, -100  # -inf first, then a max below -88
     return cupy.asarray(x.astype(dtype))
 
 
@@ -300,28 +302,43 @@ def test_a_0d_array_has_no_middle_axis():
     assert float(softmax(cupy.asarray(numpy.float32(3.0)))) == 1.0  # axes (): the rows path, one row of one
 
 
-# Axis 0 of (8192, 2048 [+ 16]): 8192 rows take clusters of 16 (64 KB slices), 33 to 129 items by the dtype,
+# 8192 rows take clusters of 16 (64 KB slices); 33 to 129 items by the dtype (66 to 258 over two outer slices),
 # more than twice the clusters the H100 holds at once, so strided_smem's clusters loop over items, each block
-# copying its next item's lines while it writes this one's (planner.persistent_columns).
+# copying its next item's lines while it writes this one's (planner.persistent_columns), across outer slices too.
+LOOPING = [("axis0_one_outer", (8192, 2048), 0), ("axis1_two_outer", (2, 8192, 1024), 1)]
+
+
+@pytest.mark.parametrize("case", LOOPING, ids=[c[0] for c in LOOPING])
 @pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned_partial_chunks"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
-def test_strided_smem_clusters_looping_over_items_match_a_cluster_an_item(rng, op, dtype, misaligned):
+def test_strided_smem_clusters_looping_over_items_match_a_cluster_an_item(rng, op, dtype, misaligned, case):
     if not has_clusters():
         pytest.skip("strided_smem's clusters loop over items on sm_90 only")
-    base = draw(rng, (8192, 2048 + 16), dtype)
-    x = base[:, 1:2049] if misaligned else base[:, :2048]
-    view = api.columns_view(x.shape, x.strides, x.itemsize, (0,))
+    _, shape, axis = case
+    inner = shape[-1]
+
+    def view_of(a):
+        return a[..., 1 : inner + 1] if misaligned else a[..., :inner]
+
+    host = rng.standard_normal((*shape[:-1], inner + 16)) * 3
+    host[..., 5] -= 1e4  # a column whose max is far below 0
+    base = cupy.asarray(host.astype(dtype))
+    x = view_of(base)
+    view = api.columns_view(x.shape, x.strides, x.itemsize, (axis,))
     kernel, launch = api.plan_columns(x.device.id, "auto", *view[:3], (x.dtype, x.dtype), op,
                                       api.columns_aligned(view, x.itemsize))
     c = launch.knobs[0]
-    items = -(-(2048 + 16 // x.itemsize - 1) // (128 // x.itemsize))
+    items = view[0] * -(-(inner + 16 // x.itemsize - 1) // (128 // x.itemsize))
     assert launch.variant == "strided_smem" and c == 16
     assert 0 < launch.grid // c < items  # fewer clusters than items: the driver's count was read
     out = poisoned(x.shape, dtype)
-    assert api.FUNCTIONS[op](x, axis=0, out=out) is out
-    check(x, 0, out, op)
+    assert api.FUNCTIONS[op](x, axis=axis, out=out) is out
+    check(x, axis, out, op)
     one_each = poisoned(x.shape, dtype)
-    api.run(kernel, dataclasses.replace(launch, grid=items * c),
-            (x, one_each, *view, *api.columns_view(one_each.shape, one_each.strides, one_each.itemsize, (0,))[3:]))
+    y_view = api.columns_view(one_each.shape, one_each.strides, one_each.itemsize, (axis,))
+    api.run(kernel, dataclasses.replace(launch, grid=items * c), (x, one_each, *view, *y_view[3:]))
     assert bool((one_each.view(numpy.uint8) == out.view(numpy.uint8)).all())
+    in_place = view_of(base.copy())  # x's layout, written over itself
+    assert api.FUNCTIONS[op](in_place, axis=axis, out=in_place) is in_place
+    assert bool((in_place.view(numpy.uint8) == out.view(numpy.uint8)).all())
