@@ -187,7 +187,8 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "strided_smem", "strided_smem.cu", "softmax_strided_smem", "columns_in_shared_memory",
             "softmax over a middle axis read in place; a cluster of 1 to 16 blocks caches a column's 128-byte "
-            "lines in shared memory (cp.async), for columns too long for registers",
+            "lines in shared memory (cp.async), for columns too long for registers; clusters loop over tiles, "
+            "copying the next tile's lines while writing this one's",
             "past the peers", reads=1,
             knobs=tuple((c,) for c in (1, 2, 4, 8, 16)),  # (C,)
             cluster_template="softmax_strided_smem_cluster",
