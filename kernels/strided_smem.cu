@@ -50,8 +50,8 @@ constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
 
 // A row-thread's (max, sum) of its rows r = first, first + step, ... < rows of a column in shared memory
 // (`values`: the column's element of line 0; lines W elements apart). Float accumulators take one pass, four
-// rows at a time, the sum rescaled where the max grows; double takes a pass for the max, then one for the sum,
-// as a rescale's exponential costs more there than a second read. H100, 2026-11-24, two runs, two passes ->
+// rows at a time, the sum rescaled where the max grows (the last rows by OnlineOp::add); double takes a pass
+// for the max, then one for the sum, as a rescale's exponential costs more there than a second read. H100, 2026-11-24, two runs, two passes ->
 // one (docs/perf/strided-prefetch-h100.txt): axis 0 of (8192, 8192) bfloat16 54.0-54.3% -> 61.3-61.6% of
 // copy, float32 79.4-79.9% -> 79.6-80.3%, log_softmax 79.5-79.6% -> 79.3-80.1%; (8192, 2048) float64 46.4%
 // -> 44.3% (one pass there too), so double keeps two.
@@ -71,13 +71,9 @@ __device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int fir
 #pragma unroll
             for (int k = 0; k < 4; ++k) s += csm::FastExp::of(v[k], to);
         }
-        for (; r < rows; r += step) {
-            const A v = csm::to_acc<A>(values[r * W]);
-            const A grown = csm::acc_max(m, v);
-            const A to = csm::FastExp::sum_shift(grown);
-            s = csm::rescale(s, m, grown) + csm::FastExp::of(v, to);
-            m = grown;
-        }
+        csm::MaxSum<A> pair{m, s};  // the last rows, fewer than four, one at a time
+        for (; r < rows; r += step) pair = csm::OnlineOp<A>{}.add(pair, csm::to_acc<A>(values[r * W]));
+        return pair;
     } else {
         // (unrolled: four loads in flight rather than one shared-memory latency a row)
 #pragma unroll 4
