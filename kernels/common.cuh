@@ -442,6 +442,16 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, co
     return s;
 }
 
+// A chunk folded into a running (max, sum) pair over b = scale * a, online:
+// the sum is rescaled to the new max where the chunk raises it (one EX2, and
+// none where it does not), then the chunk's exponentials added against it.
+// So a thread can fold each chunk as it arrives instead of waiting for every
+// chunk's max first, and the exponentials overlap the row's read.
+template <typename A, typename T> __device__ __forceinline__ MaxSum<A> chunk_fold(MaxSum<A> p, const Vec<T>& v, A scale) {
+    const A m = acc_max(p.m, FastExp::scaled(chunk_max(neg_inf<A>(), v), scale));
+    return {m, chunk_sum(rescale(p.s, p.m, m), v, FastExp::sum_shift(m), scale)};
+}
+
 // Max of the K chunks a thread holds in registers.
 template <typename A, typename T, int K> __device__ __forceinline__ A chunks_max(const Vec<T> (&v)[K]) {
     A m = neg_inf<A>();
@@ -463,10 +473,16 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) 
 }
 
 // Held: what a thread of a register-resident variant keeps of its K chunks
-// between reading a row and writing it. Use:
+// between reading a row and writing it. Use, in two passes:
 //   s = held.start(v, m, scale)
 //                          m: the thread's max of scale * a (over v and anything
 //                          else it holds); returns the sum of exp(scale * a - sum_shift(m)) over v
+// or, where it keeps values only (keeps false), in one pass, online
+// (split_row), chunk j = 0 .. K - 1 in order as each lands:
+//   p = held.fold(j, v[j], p, scale)
+//                          p: the running (max, sum) of the chunks before
+//                          (MaxSum, from (-inf, 0)), returned with chunk j's
+// then:
 //   held.finish(row)       the row's (max, sum), once reduced
 //   held.out(j, k)         the k-th output of chunk j, in the accumulation type
 //   held.masked()          the output of a masked-out position (Fused)
@@ -476,7 +492,10 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) 
 // values themselves, two to a register where their exponentials would take
 // one each, and are exponentiated again at write, once a thread would hold
 // more than HALF_EXPS_KEPT exponentials: registers, not exponentials, then
-// bound how much of a row a block keeps in flight.
+// bound how much of a row a block keeps in flight. (Kept exponentials
+// folded online, rescaled in place as the thread's max rose, lost on the
+// H100, 2026-11-24, docs/perf/split-row-online-h100.txt: split_row float32
+// 128 x 32000 80% -> 75% of copy, 128 x 128256 83% -> 80%.)
 // Whether Held keeps exponentials: never for log_softmax (it writes a - max -
 // log(sum), and an exponential that underflowed has lost a); for softmax
 // always where values are as wide as their exponentials, and for half
@@ -487,15 +506,12 @@ __device__ __forceinline__ MaxSum<A> chunk_stats(const Vec<T> (&v)[K], A scale) 
 //
 // Folds (split_row): a thread may stand for R logical threads of a row, its
 // chunk j (in registers, then those it keeps elsewhere) belonging to fold
-// j % R; it then keeps R partials:
-//   held.start(v, m, scale, s)
-//                          m[r]: fold r's max; s[r] gets fold r's sum over v
-// A logical thread's sum adds its chunks' exponentials in its own order
-// whichever thread holds them, and its outputs must not depend on that
-// either: a Held of R > 1 never keeps exponentials, its outputs (Normalize)
-// come from the row's (max, sum) alone, and a launch that gives each
-// logical thread a thread of its own writes them the same way:
-// Held<A, T, K, LOG, 1, false>.
+// j % R, whose running pair it passes to fold. A logical thread's sum adds
+// its chunks' exponentials in its own order whichever thread holds them, and
+// its outputs must not depend on that either: a Held of R > 1 never keeps
+// exponentials, its outputs (Normalize) come from the row's (max, sum) alone,
+// and a launch that gives each logical thread a thread of its own writes
+// them the same way: Held<A, T, K, LOG, 1, false>.
 constexpr int HALF_EXPS_KEPT = 32;
 template <typename A, typename T, int K, bool LOG>
 constexpr bool keep_exps = !LOG && (sizeof(T) >= sizeof(A) || K * Vec<T>::size <= HALF_EXPS_KEPT);
@@ -507,24 +523,21 @@ struct Held;
 
 template <typename A, typename T, int K, WidenPass P> struct Held<A, T, K, false, 1, true, P> {
     static constexpr int chunks = K;
+    static constexpr bool keeps = true;
     A e[K][Vec<T>::size];
     A m, factor;
-    __device__ __forceinline__ void start(const Vec<T> (&v)[K], const A (&thread_max)[1], A scale, A (&s)[1]) {
-        m = thread_max[0];
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
+        m = thread_max;
         const A shift = FastExp::sum_shift(m);
-        s[0] = A(0);
+        A s = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j)
 #pragma unroll
             for (int k = 0; k < Vec<T>::size; ++k) {
                 e[j][k] = FastExp::of(widen<A>(v[j], k), scale, shift);
-                s[0] += e[j][k];
+                s += e[j][k];
             }
-    }
-    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
-        A s[1];
-        start(v, {thread_max}, scale, s);
-        return s[0];
+        return s;
     }
     // A thread that held only -inf has e = 0 and gets 0 / sum (its shift was
     // 0, not its max): 0, or NaN when the row holds a NaN or +inf elsewhere; a
@@ -538,24 +551,24 @@ template <typename A, typename T, int K, WidenPass P> struct Held<A, T, K, false
 
 template <typename A, typename T, int K, bool LOG, int R, WidenPass P> struct Held<A, T, K, LOG, R, false, P> {
     static constexpr int chunks = K;
+    static constexpr bool keeps = false;
     Vec<T> v[K];
     Normalize<A, T, LOG, P> prob;
     A scale;
-    __device__ __forceinline__ void start(const Vec<T> (&values)[K], const A (&thread_max)[R], A scale_, A (&s)[R]) {
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
         scale = scale_;
-#pragma unroll
-        for (int r = 0; r < R; ++r) s[r] = A(0);
+        A s = A(0);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             v[j] = values[j];
-            s[j % R] = chunk_sum(s[j % R], v[j], FastExp::sum_shift(thread_max[j % R]), scale);
+            s = chunk_sum(s, v[j], FastExp::sum_shift(thread_max), scale);
         }
+        return s;
     }
-    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
-        static_assert(R == 1, "one partial: one fold");
-        A s[1];
-        start(values, {thread_max}, scale_, s);
-        return s[0];
+    __device__ __forceinline__ MaxSum<A> fold(int j, const Vec<T>& value, MaxSum<A> p, A scale_) {
+        scale = scale_;
+        v[j] = value;
+        return chunk_fold(p, value, scale);
     }
     __device__ __forceinline__ void finish(MaxSum<A> row) { prob = normalizer<T, LOG, P>(row, scale); }
     __device__ __forceinline__ A out(int j, int k) const { return prob(v[j], k); }
@@ -758,6 +771,30 @@ __device__ __forceinline__ void copy_async16(Vec<T>* shared, const T* global) {
 __device__ __forceinline__ void copies_done() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+// The copies issued so far form a group (copies_waited counts groups).
+__device__ __forceinline__ void copies_grouped() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Wait until at most `pending` of the thread's groups are in flight (at most 7
+// past 7: the instruction takes a constant).
+__device__ __forceinline__ void copies_waited(int pending) {
+#if __CUDA_ARCH__ >= 800
+    switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
+    }
 #endif
 }
 

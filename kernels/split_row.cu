@@ -108,37 +108,60 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         const int shift = csm::misalignment(xr);
         const int end = csm::chunks_of(n, shift, V);
         const csm::RowMask keep = fused.row(row);
-        // The shared-memory part of the slice first, as asynchronous copies
-        // (whole chunks) so they fly while the register part loads.
-        for (int j = 0; j < smem_chunks; ++j) {
+        // chunk K + j into its shared-memory slot, asynchronously where it is whole
+        const auto copy_cached = [&](int j) {
             const int c = first + (K + j) * threads;
             const int e0 = c * V - shift;
             if (c < end && e0 >= 0 && e0 + V <= n) csm::copy_async16(&cache[j * b + t], xr + e0);
             else cache[j * b + t] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
-        }
-        csm::Vec<Tin> v[K];
-        csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
-        keep.apply(v, static_cast<int>(n), shift, first, threads, end);
-        A m[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) m[r] = csm::neg_inf<A>();
-#pragma unroll
-        for (int j = 0; j < K; ++j) m[j % R] = csm::chunk_max(m[j % R], v[j]);
-        csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
-        each_cached([&](int j, int r) {
+        };
+        const auto mask_cached = [&](int j) {
             const int c = first + (K + j) * threads;
             if (c < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, c);
-            m[r] = csm::chunk_max(m[r], cache[j * b + t]);
-        });
-#pragma unroll
-        for (int r = 0; r < R; ++r) m[r] = csm::FastExp::scaled(m[r], scale);  // the max of scale * x (scale > 0), rounded as each product is
+        };
+        csm::Vec<Tin> v[K];
         H held;
-        A s[R];
-        held.start(v, m, scale, s);
-        each_cached([&](int j, int r) { s[r] = csm::chunk_sum(s[r], cache[j * b + t], csm::FastExp::sum_shift(m[r]), scale); });
         State pairs[R];
+        if constexpr (H::keeps) {
+            // Two passes (R = 1): kept exponentials are taken against the
+            // thread's max of all its chunks. The shared-memory part is
+            // copied first, so it flies while the register part loads.
+            for (int j = 0; j < smem_chunks; ++j) copy_cached(j);
+            csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+            keep.apply(v, static_cast<int>(n), shift, first, threads, end);
+            A m = csm::chunks_max<A>(v);
+            csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
+            each_cached([&](int j, int) {
+                mask_cached(j);
+                m = csm::chunk_max(m, cache[j * b + t]);
+            });
+            m = csm::FastExp::scaled(m, scale);  // the max of scale * x (scale > 0), rounded as each product is
+            A s = held.start(v, m, scale);
+            each_cached([&](int j, int) { s = csm::chunk_sum(s, cache[j * b + t], csm::FastExp::sum_shift(m), scale); });
+            pairs[0] = State{m, s};
+        } else {
+            // One pass: each chunk folds into its logical thread's (max, sum)
+            // online as it lands, the register part first, then the
+            // shared-memory part, a group of copies a chunk. So the
+            // exponentials overlap the row's read instead of following it
+            // (H100, 2026-11-24, docs/perf/split-row-online-h100.txt: 128 x
+            // 128256 bfloat16, one block a row, 68% -> 78% of copy).
+            csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+            for (int j = 0; j < smem_chunks; ++j) {
+                copy_cached(j);
+                csm::copies_grouped();
+            }
+            keep.apply(v, static_cast<int>(n), shift, first, threads, end);
 #pragma unroll
-        for (int r = 0; r < R; ++r) pairs[r] = State{m[r], s[r]};
+            for (int r = 0; r < R; ++r) pairs[r] = State{csm::neg_inf<A>(), A(0)};
+#pragma unroll
+            for (int j = 0; j < K; ++j) pairs[j % R] = held.fold(j, v[j], pairs[j % R], scale);
+            each_cached([&](int j, int r) {
+                csm::copies_waited(smem_chunks - 1 - j);  // chunk K + j has landed (each thread reads back only its own)
+                mask_cached(j);
+                pairs[r] = csm::chunk_fold(pairs[r], cache[j * b + t], scale);
+            });
+        }
         const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity, row);
         held.finish(stats);
         const bool same_alignment = csm::misalignment(yr) == shift;
