@@ -18,7 +18,9 @@
 // the next item's reads overlap this one's writes (H100, 2026-11-24, axis 0
 // of (8192, 8192) float32: a cluster an item 75% of copy, four rounds of the
 // 21 clusters held 78% before this overlap and 79.5% with it;
-// docs/perf/strided-prefetch-h100.txt). It writes
+// docs/perf/strided-prefetch-h100.txt). The copies go out in two groups of
+// rows (SLICE_GROUPS), and the column's pairs fold the first while the
+// second lands (80.8% with that). It writes
 // softmax, or log_softmax with LOG. Why not strided: a column of 8192 needs
 // all 16 blocks of a cluster at 32 values a thread there, 80 registers and
 // few blocks in flight; here the slice costs no registers and three blocks
@@ -47,20 +49,28 @@
 #include "common.cuh"
 
 constexpr int TILE_CHUNKS = 8;  // a tile is one 128-byte line of each row
+// A slice's copies go out as SLICE_GROUPS groups of consecutive rows, so that the column's pairs fold each
+// group as it lands while the later ones are still in flight. H100, 2026-11-24
+// (docs/perf/strided-groups-h100.txt), axis 0 of (8192, 8192) float32, one group -> 2 / 4 / 8: 79.7% ->
+// 80.8 / 80.5 / 79.3% of copy; bfloat16 61.5% -> 63.0 / 61.6 / 57.6%; (8192, 2048) float64 47.0% -> 48.0 /
+// 46.6 / 42.3% (each group waits at a barrier).
+constexpr int SLICE_GROUPS = 2;
 
-// A row-thread's (max, sum) of its rows r = first, first + step, ... < rows of a column in shared memory
-// (`values`: the column's element of line 0; lines W elements apart). Float accumulators take one pass, four
-// rows at a time, the sum rescaled where the max grows (the last rows by OnlineOp::add); double takes a pass
-// for the max, then one for the sum, as a rescale's exponential costs more there than a second read. H100, 2026-11-24, two runs, two passes ->
-// one (docs/perf/strided-prefetch-h100.txt): axis 0 of (8192, 8192) bfloat16 54.0-54.3% -> 61.3-61.6% of
-// copy, float32 79.4-79.9% -> 79.6-80.3%, log_softmax 79.5-79.6% -> 79.3-80.1%; (8192, 2048) float64 46.4%
-// -> 44.3% (one pass there too), so double keeps two.
+// A row-thread's (max, sum) of a column in shared memory (`values`: the column's element of line 0; lines W
+// elements apart) with its rows r, r + step, ... < end folded in; r is left at the first row past them, so a
+// slice can be folded in parts (each part as its copies land) in the same order as whole. Float accumulators
+// take one pass, four rows at a time, the sum rescaled where the max grows (the last rows by OnlineOp::add);
+// double takes a pass for the max, then one for the sum, as a rescale's exponential costs more there than a
+// second read, and merges that into `pair`. H100, 2026-11-24, two runs, two passes -> one
+// (docs/perf/strided-prefetch-h100.txt): axis 0 of (8192, 8192) bfloat16 54.0-54.3% -> 61.3-61.6% of copy,
+// float32 79.4-79.9% -> 79.6-80.3%, log_softmax 79.5-79.6% -> 79.3-80.1%; (8192, 2048) float64 46.4% -> 44.3%
+// (one pass there too), so double keeps two.
 template <typename A, int W, typename Tin>
-__device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int first, int rows, int step) {
-    A m = csm::neg_inf<A>(), s = A(0);
+__device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, csm::MaxSum<A> pair, int& r, int end,
+                                                      int step) {
     if constexpr (sizeof(A) == 4) {
-        int r = first;
-        for (; r + 3 * step < rows; r += 4 * step) {
+        A m = pair.m, s = pair.s;
+        for (; r + 3 * step < end; r += 4 * step) {
             A v[4];
 #pragma unroll
             for (int k = 0; k < 4; ++k) v[k] = csm::to_acc<A>(values[(r + k * step) * W]);
@@ -71,18 +81,20 @@ __device__ __forceinline__ csm::MaxSum<A> column_pair(const Tin* values, int fir
 #pragma unroll
             for (int k = 0; k < 4; ++k) s += csm::FastExp::of(v[k], to);
         }
-        csm::MaxSum<A> pair{m, s};  // the last rows, fewer than four, one at a time
-        for (; r < rows; r += step) pair = csm::OnlineOp<A>{}.add(pair, csm::to_acc<A>(values[r * W]));
+        pair = {m, s};  // the last rows, fewer than four, one at a time
+        for (; r < end; r += step) pair = csm::OnlineOp<A>{}.add(pair, csm::to_acc<A>(values[r * W]));
         return pair;
     } else {
+        A m = csm::neg_inf<A>(), s = A(0);
+        const int from = r;
         // (unrolled: four loads in flight rather than one shared-memory latency a row)
 #pragma unroll 4
-        for (int r = first; r < rows; r += step) m = csm::acc_max(m, csm::to_acc<A>(values[r * W]));
+        for (; r < end; r += step) m = csm::acc_max(m, csm::to_acc<A>(values[r * W]));
         const A shift_by = csm::FastExp::sum_shift(m);
 #pragma unroll 4
-        for (int r = first; r < rows; r += step) s += csm::FastExp::of(csm::to_acc<A>(values[r * W]), shift_by);
+        for (int q = from; q < end; q += step) s += csm::FastExp::of(csm::to_acc<A>(values[q * W]), shift_by);
+        return csm::OnlineOp<A>{}(pair, {m, s});
     }
-    return {m, s};
 }
 
 template <typename Tin, typename Tout, bool LOG, int C>
@@ -109,7 +121,6 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
     const int rows = static_cast<int>(first < n ? (n - first < share ? n - first : share) : 0);
     const int shift = csm::misalignment(x);  // every row's (the planner checks the strides)
     const long long tiles = (inner + shift + W - 1) / W;
-    const int lines = rows * TILE_CHUNKS;
     const long long items = outer * tiles;
     // An item's slice: its first row in x, and its tile
     const auto origin = [&](long long item, int& tile) {
@@ -125,23 +136,40 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         if (e0 >= 0 && e0 + V <= inner) csm::copy_async16<true>(slice + i, row + e0);  // L2 hint: see copy_async16
         else slice[i] = csm::load_chunk(row, static_cast<int>(inner), shift, c);
     };
+    const auto group_end = [&](int g) { return (g + 1) * rows / SLICE_GROUPS; };  // rows [group_end(g - 1), this)
+    // f(i) for each line i of the thread's, a group of copies a SLICE_GROUPS-th of the slice's rows
+    const auto each_line = [&](auto f) {
+        int i = t;
+#pragma unroll 1
+        for (int g = 0; g < SLICE_GROUPS; ++g) {
+#pragma unroll 4
+            for (; i < group_end(g) * TILE_CHUNKS; i += threads) f(i);
+            csm::copies_grouped();
+        }
+    };
     long long item = blockIdx.x / C;
     if (item < items) {
         int tile;
         const Tin* xs = origin(item, tile);
-        for (int i = t; i < lines; i += threads) fetch(xs, tile, i);
+        each_line([&](int i) { fetch(xs, tile, i); });
     }
     for (int parity = 0; item < items; item += clusters, parity ^= 1) {
         const long long o = item / tiles;
         const int tile = static_cast<int>(item - o * tiles);
-        csm::copies_done();  // this item's lines: fetched above, or during the last item's writes
-        __syncthreads();  // ... seen by all; and every thread is done with the last item's pairs and columns
         // column tx of the tile: element tx of each line
         const Tin* values = reinterpret_cast<const Tin*>(slice) + tx;
         // The column's (max, sum): each row-thread's rows (column_pair), then row 0's threads merge the TY
         // row-threads' pairs, then (clusters) every row-thread fetches one block's pair and row 0 merges the C
         // of them; the others only wait.
-        pairs[t] = column_pair<A, W>(values, ty, rows, row_threads);
+        int r = ty;
+        State pair{csm::neg_inf<A>(), A(0)};
+#pragma unroll 1
+        for (int g = 0; g < SLICE_GROUPS; ++g) {
+            csm::copies_waited(SLICE_GROUPS - 1 - g);  // this item's group g: fetched above, or during the last item's writes
+            __syncthreads();  // ... seen by all; (g = 0) and every thread is done with the last item's pairs and columns
+            pair = column_pair<A, W>(values, pair, r, group_end(g), row_threads);
+        }
+        pairs[t] = pair;
         __syncthreads();
         State stats{};
         if (ty == 0) stats = csm::merge_pairs(pairs + tx, row_threads, W);
@@ -166,15 +194,15 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         const bool more = item + clusters < items;
         int next_tile = 0;
         const Tin* next_xs = more ? origin(item + clusters, next_tile) : nullptr;
-#pragma unroll 4
-        for (int i = t; i < lines; i += threads) {
+        const auto write = [&](int i) {
             Tout* row = ys + (i / TILE_CHUNKS) * y_stride;
             const csm::Vec<Tin> v = slice[i];
             csm::store_chunk<Tin>(
                 row, static_cast<int>(inner), shift, csm::misalignment(row) == shift, c,
                 [&](int k) { return csm::from_acc<Tout>(columns[k](v, k)); }, true);
             if (more) fetch(next_xs, next_tile, i);
-        }
+        };
+        each_line(write);
     }
     if constexpr (C > 1) {
         // A block's shared memory must outlive every read of it by the cluster.
