@@ -4,8 +4,9 @@
 // block per row). Its T = C * blockDim.x threads read it once with 16-byte
 // loads, thread i (cluster rank * blockDim.x + threadIdx.x) the chunks i,
 // i + T, ...: K of them in registers, then S more in dynamic shared memory
-// when the row is longer. Each thread folds its chunks into a (max, sum) pair,
-// and common.cuh's RowTree combines the pairs along a tree fixed by T
+// when the row is longer. Each thread folds its chunks into a (max, sum) pair
+// (online as each lands, where it keeps values rather than exponentials:
+// split_rows), and common.cuh's RowTree combines the pairs along a tree fixed by T
 // (warps, groups of 32 warps, groups); on sm_90 a cluster's blocks read each
 // other's warp pairs through distributed shared memory. Every thread ends
 // with the row's max and sum and writes its chunks: one read and one write of
