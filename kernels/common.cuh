@@ -22,8 +22,9 @@
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
 //   the positions a boolean mask keeps), for warp_rows, split_row and two_pass.
-// - copy_async16, copies_done: 16-byte copies to shared memory (split_row's
-//   cache, strided_smem's slices).
+// - copy_async16, copies_done, copies_grouped, copies_waited: 16-byte copies
+//   to shared memory (split_row's cache, strided_smem's slices), waited for
+//   all at once or a group at a time.
 // - cluster_sync, cluster_load: thread-block clusters (sm_90), for the
 //   variants that split a row or a column over several blocks.
 // - RowTree: a row's partials over a block, a cluster or blocks anywhere on
@@ -556,6 +557,7 @@ template <typename A, typename T, int K, bool LOG, int R, WidenPass P> struct He
     Normalize<A, T, LOG, P> prob;
     A scale;
     __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+        static_assert(R == 1, "two passes: one fold (folds go through fold)");
         scale = scale_;
         A s = A(0);
 #pragma unroll

@@ -142,7 +142,9 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             pairs[0] = State{m, s};
         } else {
             // One pass: each chunk folds into its logical thread's (max, sum)
-            // online as it lands, the register part first, then the
+            // online as it lands, the register part first (issued first, so
+            // it lands first; two passes issue the copies first, as they
+            // need every chunk before any exponential), then the
             // shared-memory part, a group of copies a chunk. So the
             // exponentials overlap the row's read instead of following it
             // (H100, 2026-11-24, docs/perf/split-row-online-h100.txt: 128 x

@@ -58,7 +58,8 @@ constexpr int SLICE_GROUPS = 2;
 
 // A row-thread's (max, sum) of a column in shared memory (`values`: the column's element of line 0; lines W
 // elements apart) with its rows r, r + step, ... < end folded in; r is left at the first row past them, so a
-// slice can be folded in parts (each part as its copies land) in the same order as whole. Float accumulators
+// slice can be folded in parts (each part as its copies land), its rows in the same order as whole (the bits
+// may differ from one part: the four-row steps restart at each part's first row). Float accumulators
 // take one pass, four rows at a time, the sum rescaled where the max grows (the last rows by OnlineOp::add);
 // double takes a pass for the max, then one for the sum, as a rescale's exponential costs more there than a
 // second read, and merges that into `pair`. H100, 2026-11-24, two runs, two passes -> one
@@ -161,13 +162,13 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         // The column's (max, sum): each row-thread's rows (column_pair), then row 0's threads merge the TY
         // row-threads' pairs, then (clusters) every row-thread fetches one block's pair and row 0 merges the C
         // of them; the others only wait.
-        int r = ty;
+        int next_row = ty;
         State pair{csm::neg_inf<A>(), A(0)};
-#pragma unroll 1
+#pragma unroll 1  // (unrolled, the group loops took bfloat16's kernels from 63 to 80 registers, sm_90)
         for (int g = 0; g < SLICE_GROUPS; ++g) {
             csm::copies_waited(SLICE_GROUPS - 1 - g);  // this item's group g: fetched above, or during the last item's writes
             __syncthreads();  // ... seen by all; (g = 0) and every thread is done with the last item's pairs and columns
-            pair = column_pair<A, W>(values, pair, r, group_end(g), row_threads);
+            pair = column_pair<A, W>(values, pair, next_row, group_end(g), row_threads);
         }
         pairs[t] = pair;
         __syncthreads();
