@@ -567,13 +567,14 @@ class Planner:
     @staticmethod
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
         """The launch of the kernel that reads scale= and where= for a call that passes them, where its rule
-        planned a plain kernel (registry: plain_knob 0 -> 1), on the same block and grid. warp_rows: the
+        planned a plain kernel (registry: plain_knob 0 -> 1, split_row's plain fold -R -> R), on the same block
+        and grid. warp_rows: the
         options kernels of one chunk a lane carry the same 32-register bound, the others launch 256 threads,
         which any kernel of at most 255 registers takes; split_row: plain_block keeps the twin's block."""
         i = v.plain_knob
-        if not fused or i is None or launch.knobs[i] != 0:
+        if not fused or i is None or launch.knobs[i] > 0:
             return launch
-        return dataclasses.replace(launch, knobs=(*launch.knobs[:i], 1, *launch.knobs[i + 1:]))
+        return dataclasses.replace(launch, knobs=(*launch.knobs[:i], -launch.knobs[i] or 1, *launch.knobs[i + 1:]))
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""
@@ -707,12 +708,12 @@ class Planner:
 
     @staticmethod
     def plain_block(v, launch: Launch, facts, op) -> Launch:
-        """A one-block launch that holds the row in registers (R = 1, no shared-memory part) on the plain kernel
-        (R = 0: the options and S compiled out, kernels/split_row.cu) where it is built and takes the block;
-        else the launch as it is. with_options gives calls with options the R = 1 twin back."""
+        """A one-block launch on its plain twin (the options compiled out, kernels/split_row.cu) where it is
+        built and takes the block, else the launch as it is: R = 0 (S compiled out too) for a row in registers
+        (R = 1, no shared-memory part), -R for a fold. with_options gives calls with options the twin back."""
         k, r, c = launch.knobs
-        plain = (k, 0, 1)
-        if (c != 1 or r != 1 or launch.smem or plain not in v.knob_sets(op)
+        plain = (k, -r if r > 1 else 0, 1)
+        if (c != 1 or (r == 1 and launch.smem) or plain not in v.knob_sets(op)
                 or launch.block > _block_most(facts(v.name, plain))):
             return launch
         return dataclasses.replace(launch, knobs=plain)

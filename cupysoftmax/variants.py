@@ -102,7 +102,8 @@ WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4
 # serve launch-shape sweeps (scripts/sweep_configs.py) with the options compiled in.
 WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
-SPLIT_FOLDED = ((8, 4, 1),)  # compiled for every pair; the planner folds no float64 row
+# compiled for every pair (the planner folds no float64 row); R = -4 its plain twin, the options compiled out
+SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 
@@ -156,7 +157,7 @@ VARIANTS: dict[str, Variant] = {
             # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
             # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
-            # registers (its R = 1 twin takes them: plain_knob).
+            # registers (its R = 1 twin takes them: plain_knob); R = -4 the plain fold (its twin R = 4).
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each

@@ -25,8 +25,9 @@
 // warp a group cannot hold take blocks of fewer warps (G = 4: float32 rows
 // of 4194304).
 //
-// Folds (R > 1, one block): thread t stands for the row's R logical threads
-// t + r * blockDim.x, T = R * blockDim.x of them, and its chunk j belongs to
+// Folds (R > 1, one block; R < 0 folds -R, plain: below): thread t stands
+// for the row's R logical threads t + r * blockDim.x, T = R * blockDim.x of
+// them, and its chunk j belongs to
 // logical thread t + (j % R) * blockDim.x, which thus owns the chunks
 // l, l + T, ... as a thread of a cluster launch of T threads does. It keeps a
 // (max, sum) pair per logical thread, summed in that thread's own order, and
@@ -63,8 +64,8 @@
 // Launch contract: blockDim.x a multiple of 32, at most 1024 (128 on the
 // plain float32 K = 2 kernel: its bound, below); gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the fused options (csm::Fused) after the row strides (R = 0 ignores them,
-// and S: calls without options, rows in registers), then S and `again`
+// the fused options (csm::Fused) after the row strides (R <= 0 ignores them,
+// calls without options; R = 0 S too: rows in registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
 // for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
@@ -233,7 +234,13 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 // shared-memory part compiled out (no mask, scale 1 and S = 0 as constants:
 // the same bits, FastExp::scaled). The planner launches it for calls without
 // options whose block holds the row in registers; calls with options take its
-// R = 1 twin on the same launch. The code for options and S cost those
+// R = 1 twin on the same launch. R < 0, the plain fold: the fold -R with the
+// options compiled out (S kept), for calls without options; calls with them
+// take its R = -R twin (H100, 2026-11-24, docs/perf/plain-fold-h100.txt,
+// three runs: 128 x 128256 bfloat16 softmax 26.1-26.4 -> 25.8-26.2 us,
+// log_softmax 25.8-26.2 -> 25.2-25.7, 78-80% -> 79-82% of copy; 64 x 50257
+// float32 16.5 -> 16.2; 8192 x 50257 float32 1117 -> 1115; 4096 x 65536
+// float32 724-725 both; bfloat16 64 -> 60 registers, float32 61 -> 58). The code for options and S cost those
 // launches up to 4 points of copy (H100, 2026-11-23,
 // scripts/probe_plain_split_row.py, docs/perf/plain-split-row-h100.txt:
 // 4096 x 1024 float32 94% -> 97%, 4096 x 4096 bfloat16 94% -> 98%; the options
@@ -252,9 +259,12 @@ namespace csm {
 // 4096 x 1024 12.7 -> 12.6, 16384 x 640 26.9 -> 26.5-26.6).
 template <typename Tin, typename Tout, int K, int R>
 constexpr bool split_row_plain_k2 = R == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(acc_t<Tin, Tout>) == 4;
+// The logical threads a thread of the one-block kernel stands for (R = 0: 1, R < 0: -R, the plain fold).
+template <int R>
+constexpr int split_row_folds = R < 0 ? -R : R == 0 ? 1 : R;
 template <typename Tin, typename Tout, int K, int R>
 constexpr int split_row_threads =
-    R > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 1024 : split_row_plain_k2<Tin, Tout, K, R> ? 128 : 0;
+    split_row_folds<R> > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 1024 : split_row_plain_k2<Tin, Tout, K, R> ? 128 : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int K, int R>
@@ -263,11 +273,11 @@ __global__ void __launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>,
                                   long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows, int smem_chunks, int again) {
-    constexpr bool plain = R == 0;
-    split_row<Tin, Tout, LOG, K, plain ? 1 : R, 1>(
+    constexpr bool plain = R <= 0;
+    split_row<Tin, Tout, LOG, K, csm::split_row_folds<R>, 1>(
         x, y, rows, n, x_row_stride, y_row_stride,
         plain ? csm::Fused::none() : csm::Fused{scale, mask, mask_row_stride, mask_rows},
-        plain ? 0 : smem_chunks, again != 0);
+        R == 0 ? 0 : smem_chunks, again != 0);
 }
 
 #if __CUDA_ARCH__ >= 900  // clusters exist from sm_90 on

@@ -23,13 +23,15 @@ def test_every_instantiation_compiles_without_spills(arch):
 
 
 def test_cluster_kernels_are_built_only_where_clusters_exist():
-    # and split_row's folds (R > 1), which serve only rows that clusters may also take
+    # and split_row's folds (R = 4, and R = -4 the plain fold), which serve only rows that clusters may also take
     names = {r.expression for r in loader.build("sm_80")}
     assert {"softmax_split_row<float, float, false, 8, 1>", "softmax_split_row<float, float, false, 8, 0>"} <= names
-    assert not any("cluster" in name or (name.startswith("softmax_split_row<") and name.endswith(", 8, 4>"))
+    folds = (", 8, 4>", ", 8, -4>")
+    assert not any("cluster" in name or (name.startswith("softmax_split_row<") and name.endswith(folds))
                    for name in names)
     sm90 = {r.expression for r in loader.build("sm_90")}
-    assert {"softmax_split_row_cluster<float, float, false, 8, 1, 16>", "softmax_split_row<float, float, false, 8, 4>"} <= sm90
+    assert {"softmax_split_row_cluster<float, float, false, 8, 1, 16>", "softmax_split_row<float, float, false, 8, 4>",
+            "softmax_split_row<float, float, false, 8, -4>"} <= sm90
 
 
 def test_split_row_builds_for_gpus_before_sm80():
@@ -79,7 +81,9 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
                "softmax_split_row<float, float, false, 2, 1>": None,
                "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 2, 0>": None,
                "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, 4>": 1024,
-               "softmax_split_row<double, double, false, 8, 4>": None}
+               "softmax_split_row<__nv_bfloat16, __nv_bfloat16, false, 8, -4>": 1024,
+               "softmax_split_row<double, double, false, 8, 4>": None,
+               "softmax_split_row<double, double, false, 8, -4>": None}
     assert thread_bounds("split_row", bounded) == bounded
 
 

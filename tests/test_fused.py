@@ -75,10 +75,12 @@ def test_variants_without_options_refuse_them(variant):
 
 
 @pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
+                                                 (8192, 50257, "split_row", True),
                                                  (8, 50257, "split_row", False), (8, 4_194_304, "split_row", False),
                                                  (8, 2**23 + 4, "two_pass", False)],
                          ids=["short_rows_warp_rows_plain", "block_row_in_registers_split_row_plain",
-                              "vocab_split_row_clusters", "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
+                              "vocab_many_rows_split_row_plain_fold", "vocab_split_row_clusters",
+                              "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
 def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     # the same launch; where the call without options gets a plain kernel (the options compiled out: its
     # plain_knob at 0), the call with them gets the twin that reads them (that knob at 1)
@@ -90,7 +92,7 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     assert (with_options != plain) == twin
     if twin:
         i = registry.VARIANTS[variant].plain_knob
-        assert (plain.knobs[i], with_options.knobs[i]) == (0, 1)
+        assert plain.knobs[i] <= 0 and with_options.knobs[i] == (-plain.knobs[i] or 1)
         assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
 
 

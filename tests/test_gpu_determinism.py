@@ -178,13 +178,16 @@ def test_a_row_has_the_same_bits_alone_and_in_batches_of_any_size(rng, case, op)
         assert same, f"{what}: bits differ from the batch of {total} (launch {launch} against {full_launch})"
 
 
-# Launches auto plans on a plain kernel (the fused options compiled out: warp_rows O = 0, split_row R = 0;
-# registry.plain_knob), named by that path on the H100; the last one's rows start mid-chunk.
-PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows"),
-               ("split_row_plain_n1024", (200, 1024), dtypes.FLOAT32, "split_row"),
-               ("split_row_plain_bf16_n4096", (200, 4096), dtypes.BFLOAT16, "split_row"),
-               ("split_row_plain_n32000", (200, 32000), dtypes.FLOAT32, "split_row"),
-               ("split_row_plain_f16_n3001_misaligned_rows", (200, 3001), dtypes.FLOAT16, "split_row")]
+# Launches auto plans on a plain kernel (the fused options compiled out: warp_rows O = 0, split_row R = 0,
+# or R = -4 the plain fold; registry.plain_knob at that value), named by that path on the H100; rows of
+# 3001 and 50257 start mid-chunk.
+PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows", 0),
+               ("split_row_plain_n1024", (200, 1024), dtypes.FLOAT32, "split_row", 0),
+               ("split_row_plain_bf16_n4096", (200, 4096), dtypes.BFLOAT16, "split_row", 0),
+               ("split_row_plain_n32000", (200, 32000), dtypes.FLOAT32, "split_row", 0),
+               ("split_row_plain_f16_n3001_misaligned_rows", (200, 3001), dtypes.FLOAT16, "split_row", 0),
+               ("split_row_plain_fold_bf16_n128256", (128, 128256), dtypes.BFLOAT16, "split_row", -4),
+               ("split_row_plain_fold_n50257_misaligned_rows", (200, 50257), dtypes.FLOAT32, "split_row", -4)]
 
 
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
@@ -192,13 +195,13 @@ PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows")
 def test_a_plain_kernel_gives_the_bits_of_its_twin_that_reads_the_options(rng, case, op):
     # scale 1 and no mask as constants change no bit (common.cuh, FastExp::scaled): the plain kernel and the
     # kernel that calls with options run, on the same launch with the options left at their defaults
-    _, shape, dtype, variant = case
+    _, shape, dtype, variant, knob = case
     x = draw(rng, shape, dtype)
     pair, device_id = (dtype, dtype), cupy.cuda.Device().id
     aligned = x.strides[0] % 16 == 0
     plain, launch = api.plan(device_id, "auto", *shape, pair, aligned, op)
     twin, with_options = api.plan(device_id, "auto", *shape, pair, aligned, op, with_options=True)
-    assert launch.variant == variant and launch.knobs[registry.VARIANTS[variant].plain_knob] == 0
+    assert launch.variant == variant and launch.knobs[registry.VARIANTS[variant].plain_knob] == knob
     assert with_options.knobs != launch.knobs and (with_options.grid, with_options.block) == (launch.grid, launch.block)
     results = []
     for kernel in (plain, twin):

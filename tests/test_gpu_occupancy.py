@@ -23,6 +23,7 @@ KERNELS = {
     "split_row_gradient_f32_k8_92_registers": ("split_row", F32, (8, 1, 1), registry.SOFTMAX_BACKWARD),
     "split_row_plain_f32_k8": ("split_row", F32, (8, 0, 1), registry.SOFTMAX),
     "split_row_fold_bf16_log": ("split_row", BF16, (8, 4, 1), registry.LOG_SOFTMAX),
+    "split_row_plain_fold_bf16": ("split_row", BF16, (8, -4, 1), registry.SOFTMAX),
     "warp_rows_f32_32x8": ("warp_rows", F32, (32, 8, 0), registry.SOFTMAX),
     "two_pass_f32": ("two_pass", F32, (4,), registry.SOFTMAX),
 }

@@ -181,7 +181,7 @@ def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, v
 def test_gradients_of_rows_past_registers_cluster_where_the_forward_uses_shared_memory(h100, op):
     # 8192 x 50257 float32: the forward keeps part of a row in shared memory (one block per row);
     # the gradient kernels hold y and dy in registers only (and fold no rows), so a cluster splits the row
-    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, 4, 1)
+    assert h100.plan("auto", 8192, 50257, F32, split_facts).knobs == (8, -4, 1)
     launch = h100.plan("auto", 8192, 50257, F32, split_facts, op=op)
     assert launch.variant == "split_row" and launch.knobs[1:] in {(1, c) for c in (2, 4, 8, 16)} and launch.smem == 0
 
@@ -317,8 +317,8 @@ def split_facts(name, knobs):
     [(4096, 1024, (2, 0, 1), 128, 0, 0),  # many rows: one block per row, the row in registers (R = 0: plain), up to 256 chunks: two a thread
      (4096, 2048, (4, 0, 1), 128, 0, 0),  # up to 512 chunks: four a thread
      (4096, 4096, (8, 0, 1), 128, 0, 0),  # past 512: eight
-     (4096, 65536, (8, 4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
-                                           # four logical threads a thread (16 chunks: four each)
+     (4096, 65536, (8, -4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
+                                            # four logical threads a thread (16 chunks: four each), plain
      (8, 128256, (8, 1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (31, 128256, (8, 1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
@@ -343,13 +343,16 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
 
 def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
     # R = 0 compiles the options and the shared-memory part out: one block holding the row in registers,
-    # of a block size the plain kernel itself launches; the gradients and shared-memory parts keep R = 1
+    # of a block size the plain kernel itself launches; the gradients and shared-memory parts keep R = 1.
+    # R = -4, the plain fold, likewise only where it takes the fold's block
     def heavier_plain(name, knobs):  # a plain kernel at 72 registers launches at most 896 threads
         facts = split_facts(name, knobs)
-        return dataclasses.replace(facts, num_regs=72, max_threads=max_threads(72)) if knobs[1] == 0 else facts
+        return dataclasses.replace(facts, num_regs=72, max_threads=max_threads(72)) if knobs[1] <= 0 else facts
 
     assert h100.plan("split_row", 64, 32000, F32, heavier_plain).knobs == (8, 1, 1)  # 1024 threads
     assert h100.plan("split_row", 4096, 4096, F32, heavier_plain).knobs == (8, 0, 1)  # 128 threads
+    assert h100.plan("split_row", 4096, 65536, F32, heavier_plain).knobs == (8, 4, 1)  # a fold of 1024 threads
+    assert h100.plan("split_row", 4096, 65536, F32, split_facts).knobs == (8, -4, 1)
     assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.SOFTMAX_BACKWARD).knobs == (2, 1, 1)
     assert h100.plan("split_row", 4096, 1024, F32, split_facts, op=registry.LOG_SOFTMAX).knobs == (2, 0, 1)
     with_smem = h100.plan("split_row", 4096, 32768, F64, split_facts)  # float64 folds no row
@@ -359,7 +362,7 @@ def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
 def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(h100):
     # a 256 KB bfloat16 row: 128 KB in registers, 128 KB in shared memory
     launch = h100.plan("split_row", 128, 128256, BF16, split_facts)
-    assert (launch.knobs, launch.block, launch.smem) == ((8, 4, 1), 1024, 8 * 1024 * 16)
+    assert (launch.knobs, launch.block, launch.smem) == ((8, -4, 1), 1024, 8 * 1024 * 16)
     assert h100.plan("split_row", 63, 128256, BF16, split_facts).knobs[-1] > 1
 
 
@@ -443,7 +446,7 @@ def test_split_row_keeps_a_layout_whose_block_rounding_would_overfill(h100):
     # launches, so T stays 896 (28 warps), four logical threads each: 3584, which clusters of 4 to 16 cut
     # (1792 threads in each of two blocks would pass what a K = 4 kernel launches)
     many = h100.plan("split_row", 8192, 50257, F32, wide_block_facts)
-    assert (many.knobs, many.block, int(many.args[0])) == ((8, 4, 1), 896, 7)
+    assert (many.knobs, many.block, int(many.args[0])) == ((8, -4, 1), 896, 7)
     few = h100.plan("split_row", 1, 50257, F32, wide_block_facts)
     assert (few.knobs, few.block, *map(int, few.args)) == ((4, 1, 16), 224, 0, 1)
 
@@ -485,8 +488,9 @@ def row_layout(launch):
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
     blocks = args[2] if c == 0 else c  # a grid launch (C = 0) gives its blocks a row after S and again
-    again = r > 1 or args[1:2] == (1,)
-    threads = launch.block * blocks * max(r, 1)  # R = 0: the plain kernel, a thread for each logical thread
+    folds = abs(r) or 1  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
+    again = folds > 1 or args[1:2] == (1,)
+    threads = launch.block * blocks * folds
     return (threads, "again") if again else (threads, k, args[:2])
 
 
@@ -515,7 +519,7 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                 except UnsuitableVariant:
                     continue
                 layouts.add(row_layout(launch))
-                if launch.knobs[1] > 1:
+                if abs(launch.knobs[1]) > 1:  # R < 0: the plain fold
                     folded.add(n)
                 if launch.args[1:] and int(launch.args[1]):  # `again` where the kernels compile it (split_row.cu)
                     assert launch.knobs[0] <= 4 and pair != F64, launch
