@@ -62,10 +62,11 @@ class Variant:
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
-    # The index of its knob whose value 0 marks a kernel with those options
-    # compiled out, 1 its twin that reads them (warp_rows' O; split_row's R in
-    # one block), or None: the planner plans the plain kernel where it serves,
-    # then 1 for calls with options (Planner.with_options).
+    # The index of its knob whose value <= 0 marks a kernel with those options
+    # compiled out, -value (0: 1) its twin that reads them (warp_rows' O 0 and
+    # 1; split_row's R in one block, 0 and 1, -4 and 4), or None: the planner
+    # plans the plain kernel where it serves, then the twin for calls with
+    # options (Planner.with_options).
     plain_knob: int | None = None
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
@@ -154,8 +155,9 @@ VARIANTS: dict[str, Variant] = {
             "split_row", "split_row.cu", "softmax_split_row", "row_over_cluster",
             "a row split over a cluster of 1 to 16 blocks (few long rows, and rows past a cluster: blocks anywhere on the grid), registers plus shared memory, partials over DSMEM (global memory)",
             "past the peers", reads=1,
-            # (K chunks per thread, R logical threads a thread folds, C): R > 1 only in one block (C = 1) of
-            # K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the gradients fold none.
+            # (K chunks per thread, R logical threads a thread folds, C): folds (R = 4, and R = -4 below) only
+            # in one block (C = 1) of K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the
+            # gradients fold none.
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
             # registers (its R = 1 twin takes them: plain_knob); R = -4 the plain fold (its twin R = 4).
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),

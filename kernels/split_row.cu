@@ -40,8 +40,8 @@
 // S, by the row alone and picks only C (with R) by the number of rows; a
 // logical thread's chunks and the tree follow from T, so a row's bits do not
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
-// alone (csm::Held), in the block (R > 1) and in the clusters and on the
-// grid (`again`).
+// alone (csm::Held), in the block (R > 1 or R < 0) and in the clusters and on
+// the grid (`again`).
 //
 // Limits: the row's chunks, ceil((N + shift) / V) with V = 16 / sizeof(Tin)
 // and shift its misalignment in elements (up to V - 1; the planner counts 0
@@ -225,28 +225,31 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
                                                   warp_pairs, group_pairs, tree);
 }
 
-// Folds (R > 1) serve one-block layouts of 1024 threads: float-accumulating
-// ones are held to the 64 registers that takes (left free, float32 K = 8 with
-// R = 4 took 96, sm_90); float64 ones spill there, so theirs is free and the
-// planner folds no row its block cannot launch.
+// Folds (R > 1, and the plain folds R < 0) serve one-block layouts of 1024
+// threads: float-accumulating ones are held to the 64 registers that takes
+// (left free, float32 K = 8 with R = 4 took 96, sm_90); float64 ones spill
+// there, so theirs is free and the planner folds no row its block cannot
+// launch.
 //
 // R = 0, the plain kernel: no folds, and the fused options and the
 // shared-memory part compiled out (no mask, scale 1 and S = 0 as constants:
 // the same bits, FastExp::scaled). The planner launches it for calls without
 // options whose block holds the row in registers; calls with options take its
-// R = 1 twin on the same launch. R < 0, the plain fold: the fold -R with the
-// options compiled out (S kept), for calls without options; calls with them
-// take its R = -R twin (H100, 2026-11-24, docs/perf/plain-fold-h100.txt,
-// three runs: 128 x 128256 bfloat16 softmax 26.1-26.4 -> 25.8-26.2 us,
-// log_softmax 25.8-26.2 -> 25.2-25.7, 78-80% -> 79-82% of copy; 64 x 50257
-// float32 16.5 -> 16.2; 8192 x 50257 float32 1117 -> 1115; 4096 x 65536
-// float32 724-725 both; bfloat16 64 -> 60 registers, float32 61 -> 58). The code for options and S cost those
+// R = 1 twin on the same launch. The code for options and S cost those
 // launches up to 4 points of copy (H100, 2026-11-23,
 // scripts/probe_plain_split_row.py, docs/perf/plain-split-row-h100.txt:
 // 4096 x 1024 float32 94% -> 97%, 4096 x 4096 bfloat16 94% -> 98%; the options
 // compiled out with S read at run time: 93% and 96%). One kernel
 // choosing either path at run time took the registers of both (float32 K = 8:
 // 56 -> 75).
+//
+// R < 0, the plain fold: the fold -R with the options compiled out (S kept),
+// for calls without options; calls with them take its R = -R twin on the same
+// launch (H100, 2026-11-24, docs/perf/plain-fold-h100.txt, three runs:
+// 128 x 128256 bfloat16 softmax 26.1-26.4 -> 25.8-26.2 us, log_softmax
+// 25.8-26.2 -> 25.2-25.7, 78-80% -> 79-82% of copy; 64 x 50257 float32
+// 16.5 -> 16.2; 8192 x 50257 float32 1117 -> 1115; 4096 x 65536 float32
+// 724-725 both; bfloat16 64 -> 60 registers, float32 61 -> 58).
 namespace csm {
 // The one-block kernel's __launch_bounds__ (threads, blocks an SM; 0 sets
 // none): folds as above; the plain float32 K = 2 kernel, whose blocks are 128
@@ -268,11 +271,11 @@ constexpr int split_row_threads =
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int K, int R>
-__global__ void __launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>,
-                                  csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0) softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
-                                  long long x_row_stride, long long y_row_stride, double scale,
-                                  const unsigned char* __restrict__ mask, long long mask_row_stride,
-                                  long long mask_rows, int smem_chunks, int again) {
+__global__ void __launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>, csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0)
+    softmax_split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+                      long long x_row_stride, long long y_row_stride, double scale,
+                      const unsigned char* __restrict__ mask, long long mask_row_stride,
+                      long long mask_rows, int smem_chunks, int again) {
     constexpr bool plain = R <= 0;
     split_row<Tin, Tout, LOG, K, csm::split_row_folds<R>, 1>(
         x, y, rows, n, x_row_stride, y_row_stride,

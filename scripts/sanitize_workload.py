@@ -54,7 +54,8 @@ ROW_SHAPES = [
     ("n1000_a_warp_or_a_block", 5, 1000, True),
     ("n4097_block_tail", 3, 4097, False),
     ("n32000_split_row_clusters", 2, 32000, True),
-    ("m64_n50257_split_row_shared_memory_part", 64, 50257, True),  # a block folding four logical threads (plain: R = -4)
+    ("m132_n50257_split_row_shared_memory_part", 132, 50257, False),  # a block folding four logical threads
+    ("m64_n50257_split_row_fold", 64, 50257, True),  # the same at SPLIT_BLOCK_ROWS, quick (plain: R = -4)
     ("n50257_split_row_fold_on_clusters", 2, 50257, True),  # the same layout on clusters, `again`
     ("m32_n128256_split_row_grid", 32, 128256, True),  # float32: blocks anywhere on the grid (C = 0), a workspace
     ("n150001_clusters_of_16", 2, 150_001, False),

@@ -68,7 +68,7 @@ def thread_bounds(variant: str, expressions) -> dict:
 def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # split_row.cu's split_row_bound: 1024 for the float-accumulating K = 8 kernels of a 16-block cluster,
     # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
-    # (R = 4); 128 for the plain float32 kernels of two chunks a thread (R = 0, K = 2), none for the other plain ones
+    # (R = 4 and the plain R = -4); 128 for the plain float32 kernels of two chunks a thread (R = 0, K = 2), none for the other plain ones
     bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,

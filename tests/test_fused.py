@@ -83,7 +83,8 @@ def test_variants_without_options_refuse_them(variant):
                               "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
 def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     # the same launch; where the call without options gets a plain kernel (the options compiled out: its
-    # plain_knob at 0), the call with them gets the twin that reads them (that knob at 1)
+    # plain_knob at 0, or split_row's plain fold at -4), the call with them gets the twin that reads them
+    # (that knob at 1, or 4), a kernel the variant builds
     h100 = Planner(H100)
     with_options = h100.plan("auto", m, n, F32, fake_facts, fused=True)
     assert with_options.variant == variant
@@ -92,7 +93,8 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     assert (with_options != plain) == twin
     if twin:
         i = registry.VARIANTS[variant].plain_knob
-        assert plain.knobs[i] <= 0 and with_options.knobs[i] == (-plain.knobs[i] or 1)
+        assert (plain.knobs[i], with_options.knobs[i]) in {(0, 1), (-4, 4)}
+        assert with_options.knobs in registry.VARIANTS[variant].knob_sets(registry.SOFTMAX)
         assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
 
 
