@@ -180,7 +180,7 @@ SPLIT_GRID_THREADS = 256
 # Rows longer than any cluster holds in registers (the layouts above find
 # none; two_pass's before): split_row on the grid too, each of the row's T
 # threads holding K chunks in registers and the rest in shared memory, T from
-# SPLIT_GRID_ROW_THREADS (whole groups of 32 warps, at most 32 groups:
+# SPLIT_GRID_ROW_THREADS (whole groups of 32 warps, at most 64 groups:
 # RowTree on the grid): the T whose blocks hold the most rows at once, then
 # the larger (the device's counts, not the batch's: a row's bits do not depend
 # on it). Forward ops of float-accumulating types. One read of a row where
@@ -192,8 +192,12 @@ SPLIT_GRID_THREADS = 256
 # block an SM (4): 66%]; 2097152, 64 rows 65% -> 83% (32768, 4) [16384 (4)
 # 74%], 8 rows 61% -> 73% [75%]; bfloat16 (80 registers at K = 8) 2097152,
 # 64 rows 62% -> 77% (8192, 8) [16384 (4) 63%], 4194304, 8 rows 57% -> 69%
-# (16384, 4).
-SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768)
+# (16384, 4). T = 65536 (two 512-thread blocks an SM, kernels/split_row.cu's
+# split_row_grid_threads) against 32768 (256-thread blocks): H100, 2026-11-24,
+# scripts/ab_trees.py (docs/perf/grid-65536-threads-h100.txt), float32
+# 4194304, 4 rows 68% -> 70% (log_softmax 68% -> 72%), 8 rows 69% -> 71%;
+# 8388608, 2 rows 63% -> 65%; 8388612, 2 rows two_pass 63% -> 67%.
+SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # The groups of 32 warps each warp of a block reduces on the grid (G, the
 # kernel's knob after K; K = 8 alone compiles G = 4): G = 1 where it holds as
 # many rows at once, for G > 1 loops (a loop in every grid launch took float32

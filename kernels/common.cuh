@@ -907,14 +907,16 @@ template <typename V> struct GridBoard {
 // value is the same whichever warp reduces it, so G changes no bits. The
 // loop costs registers, so G = 1 compiles none (H100, 2026-11-23: the float32
 // K = 8 grid kernel took 80 registers against 64 with the loop in every
-// launch).
+// launch). Past 32 groups (T = 65536: G > 1 alone, a block having fewer
+// warps than groups) the groups' values take one level more: the first 32,
+// then the rest, then the two.
 template <int C, int R = 1, int G = 1> struct RowTree {
     static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
     static_assert(C == 0 || G == 1, "warps share the group level only on the grid");
     // groups of 32 warps a row at most: a cluster's 16 blocks of 1024 threads;
-    // on the grid the lanes of a warp (T <= 32768), each block with a warp
-    // for every G groups
-    static constexpr int kGroups = C == 0 ? 32 : 16;
+    // on the grid two warps' lanes (T <= 65536), each block with a warp for
+    // every G groups
+    static constexpr int kGroups = C == 0 ? 64 : 16;
     int count = 1;             // groups of 32 warps in the row
     int slot = 0, rank = -1;   // C != 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
     int blocks = C;            // the row's blocks (C = 0: given at run time)
@@ -964,7 +966,10 @@ template <int C, int R = 1, int G = 1> struct RowTree {
                 if (lane == 0) groups[parity][group] = value;
             }
             __syncthreads();
-            return level(lane < count ? groups[parity][lane] : identity);
+            const V first = level(lane < count ? groups[parity][lane] : identity);
+            if (count <= 32) return first;
+            const V rest = level(lane + 32 < count ? groups[parity][lane + 32] : identity);
+            return level(lane == 0 ? first : lane == 1 ? rest : identity);
         } else if constexpr (C == 0) {
             grid().wait(row, blocks);
             g = level(rank >= 0 ? grid().read(row, rank * per_block + slot) : identity);

@@ -47,7 +47,7 @@
 // and shift its misalignment in elements (up to V - 1; the planner counts 0
 // only where every row is aligned), <= (K + S) * T, T the row's logical
 // threads (C * blockDim.x, R * blockDim.x folded, blocks * blockDim.x on the
-// grid); T <= 16384 (C = 0: 32768);
+// grid); T <= 16384 (C = 0: 65536);
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
@@ -317,9 +317,20 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // blocks an SM), and held there by __launch_bounds__(1024) as the 16-block
 // clusters are it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144
 // float32: 30.1 against 28.0 us; a probe kernel at 64 registers either way
-// lost 27.0 -> 30.6 us to a (256, 4) bound).
+// lost 27.0 -> 30.6 us to a (256, 4) bound). The float-accumulating G > 1
+// kernels are held to two 512-thread blocks an SM (64 registers; 70 left
+// free on the H100's NVRTC): the blocks of rows of T = 65536, which hold as
+// many rows at once as T = 32768 in twice the warps (H100, 2026-11-24, 4 x
+// 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
+// warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS).
+namespace csm {
+template <typename Tin, typename Tout, int G>
+constexpr int split_row_grid_threads = G > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 512 : 0;
+}  // namespace csm
+
 template <typename Tin, typename Tout, bool LOG, int K, int G>
-__global__ void softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
+__global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm::split_row_grid_threads<Tin, Tout, G> ? 2 : 0)
+    softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {

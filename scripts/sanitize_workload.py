@@ -61,6 +61,7 @@ ROW_SHAPES = [
     ("n150001_clusters_of_16", 2, 150_001, False),
     # past a cluster: split_row on the grid with a shared-memory part (forward, not float64); two_pass
     ("n524291_past_a_cluster", 2, 2**19 + 3, True),
+    ("n4194304_grid_of_65536_threads", 1, 2**22, False),  # float32: 128 blocks of 512, RowTree's 64 groups
 ]
 # (name, shape, axis, in --quick, inner elements skipped at the start): softmax over a middle axis (strided,
 # strided_smem where rows keep one 16-byte phase, and the row variants through a copy). Skipping 1 of 56

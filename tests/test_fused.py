@@ -77,7 +77,7 @@ def test_variants_without_options_refuse_them(variant):
 @pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
                                                  (8192, 50257, "split_row", True),
                                                  (8, 50257, "split_row", False), (8, 4_194_304, "split_row", False),
-                                                 (8, 2**23 + 4, "two_pass", False)],
+                                                 (8, 2**24 + 4, "two_pass", False)],
                          ids=["short_rows_warp_rows_plain", "block_row_in_registers_split_row_plain",
                               "vocab_many_rows_split_row_plain_fold", "vocab_split_row_clusters",
                               "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])

@@ -133,12 +133,13 @@ def test_kernel_thread_limit_is_respected(h100):
         (H100, 50257, F32, "split_row"),
         (H100, 50257, F64, "split_row"),
         (H100, 1048576, F32, "split_row"),
-        (H100, 8388612, F32, "two_pass"),
+        (H100, 8388612, F32, "split_row"),
+        (H100, 16777220, F32, "two_pass"),
         (SMALL, 50257, F32, "two_pass"),
         (SMALL, 12000, F32, "split_row"),
     ],
     ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
-         "h100_4MB_row_split_on_the_grid", "h100_32MB_row_two_pass", "small_vocab_no_clusters_two_pass",
+         "h100_4MB_row_split_on_the_grid", "h100_32MB_row_grid_of_65536_threads", "h100_64MB_row_two_pass", "small_vocab_no_clusters_two_pass",
          "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
@@ -249,7 +250,7 @@ def test_classic_variants_refuse_log_softmax_and_name_the_ones_that_compute_it(h
 
 
 @pytest.mark.parametrize("m, n, variant", [(4096, 100, "warp_rows"), (64, 1000, "split_row"),
-                                           (8, 128256, "split_row"), (4, 2**23 + 4, "two_pass")],
+                                           (8, 128256, "split_row"), (4, 2**24 + 4, "two_pass")],
                          ids=["warp_rows", "split_row_block", "split_row_cluster", "two_pass"])
 def test_log_softmax_gets_the_softmax_launch(h100, m, n, variant):
     softmax = h100.plan("auto", m, n, F32, fake_facts)
@@ -528,13 +529,13 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
     assert folded == (folds if device is H100 else set())
 
 
-@pytest.mark.parametrize("m, n, pair, op", [(4, 8388612, F32, registry.SOFTMAX),
+@pytest.mark.parametrize("m, n, pair, op", [(4, 16777220, F32, registry.SOFTMAX),
                                             (64, 1048576, F32, registry.SOFTMAX_BACKWARD),
                                             (64, 524288, F64, registry.SOFTMAX)],
-                         ids=["32MB_rows_past_the_grid", "gradients_of_4MB_rows", "float64_4MB_rows"])
+                         ids=["64MB_rows_past_the_grid", "gradients_of_4MB_rows", "float64_4MB_rows"])
 def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pair, op):
-    # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 32768 x 64 chunks
-    # (a chunk more takes 228 KB blocks of 256 threads)
+    # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 65536 x 36 chunks
+    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit)
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
         h100.plan("split_row", m, n, pair, split_facts, op=op)
 
@@ -549,10 +550,10 @@ def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pa
      (9, 524289, F32, registry.SOFTMAX, True, 1, 256, 32, 9),  # a chunk past a cluster: 8192 threads (16 rows at once)
      (2, 2097152, BF16, registry.SOFTMAX, True, 1, 512, 32, 8),  # 262144 bfloat16 chunks, as 1048576 float32
      # 1048576 chunks: G = 1 fits no T (32768 threads in 1024-thread blocks would keep 384 KB each); G = 4 cuts
-     # 32768 threads into 128 blocks of 256 with 96 KB each (two an SM, 2 rows at once; 16384 threads with 224 KB
-     # blocks hold as many)
-     (4, 4194304, F32, registry.SOFTMAX, True, 4, 256, 128, 24),
-     (1, 8388608, F32, registry.LOG_SOFTMAX, True, 4, 256, 128, 56)],  # 224 KB blocks, one an SM: a row at once
+     # 65536 threads into 128 blocks of 512 with 64 KB each (two an SM, 2 rows at once; 32768 threads in blocks
+     # of 256 with 96 KB hold as many, and ties take the larger T)
+     (4, 4194304, F32, registry.SOFTMAX, True, 4, 512, 128, 8),
+     (1, 8388608, F32, registry.LOG_SOFTMAX, True, 4, 512, 128, 24)],  # 192 KB blocks, one an SM: a row at once
     ids=["n1048576_ties_take_more_threads", "n2097152_log_softmax_largest_tree", "misaligned_rows",
          "just_past_a_cluster_most_rows_at_once", "bf16_n2097152", "n4194304_four_groups_a_warp",
          "n8388608_one_row_at_once"],
