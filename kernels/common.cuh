@@ -884,7 +884,8 @@ template <typename V> struct GridBoard {
 // the row's threads t + r * blockDim.x, r < R (T = R * blockDim.x). The tree
 // that combines their partials depends on T alone, not on how C or R cuts
 // it: a warp's 32 lanes, then each group of 32 consecutive warps, then the
-// groups (at most 16), every level a butterfly (`level`: a warp's 32 values
+// groups (at most 16; on the grid 64: past 32, the first 32, the rest, then
+// the two), every level a butterfly (`level`: a warp's 32 values
 // reduced, every lane gets the result) with the missing lanes given
 // `identity`. So a row gets the same bits from every C and R that give the
 // same T, and the planner may pick them by the number of rows (batch

@@ -20,7 +20,7 @@
 // the warp pairs go through a workspace in global memory (csm::GridBoard) and
 // the tree is the same, so the bits are those of the cluster launch. Rows
 // longer than a cluster holds (float32 past 524288) go there too, with up to
-// twice a cluster's threads and a shared-memory part: one read of the row,
+// four times a cluster's threads and a shared-memory part: one read of the row,
 // where two_pass reads it twice; rows whose shared-memory part blocks of a
 // warp a group cannot hold take blocks of fewer warps (G = 4: float32 rows
 // of 4194304).

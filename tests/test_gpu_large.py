@@ -119,8 +119,8 @@ def test_more_than_2_to_the_31_elements(rng, case, op):
 
 
 LONG_ROW = 2**24 + 7
-# variants with no limit on N (a row in global memory): auto's two_pass (float32; a bfloat16 row of 2**24 + 7
-# spans 2**21 + 1 chunks, which split_row's grid holds in 65536 threads), and online and block by name
+# variants with no limit on N (a row in global memory): auto's two_pass (float32; a misaligned bfloat16 row of
+# 2**24 + 7 spans 2**21 + 2 chunks, which split_row's grid holds in 65536 threads), and online and block by name
 LONG_ROW_AUTO = {dtypes.FLOAT32: "two_pass", dtypes.BFLOAT16: "split_row"}
 LONG_ROW_VARIANT_OPS = [("auto", registry.SOFTMAX), ("auto", registry.LOG_SOFTMAX),
                         *((name, op) for name in ("two_pass", "online", "block") for op in registry.VARIANTS[name].ops

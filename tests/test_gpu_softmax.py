@@ -53,9 +53,9 @@ def refuses(variant: str, n: int, dtype, aligned: bool) -> bool:
     per_chunk = 16 // dtype.itemsize
     if variant == "warp_rows":  # 32 threads x 8 chunks of 16 bytes; a misaligned row may span one chunk more
         return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > 256
-    if variant == "split_row":  # a cluster of 16 blocks holds 16384 threads x 8 chunks, the grid 32768 x 16 (not float64)
+    if variant == "split_row":  # a cluster of 16 blocks holds 16384 threads x 8 chunks, the grid 65536 x 36 (not float64)
         return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > (
-            16384 * 8 if dtype == dtypes.FLOAT64 else 32768 * 16)
+            16384 * 8 if dtype == dtypes.FLOAT64 else 65536 * 36)
     if variant == "registers":
         return n > (8192 if dtype == dtypes.FLOAT64 else 16384)
     if variant == "smem_cached":
