@@ -29,7 +29,7 @@ by side, each its own sanitized process with its own log (OUT/TOOL.K.log), the c
 run too; the summary adds up the shares. The full set under racecheck needs this to fit
 in a few minutes.
 
-    python3 scripts/sanitize.py --out sanitize-logs [--tool memcheck initcheck] [--quick] [--jobs 4]
+    python3 scripts/sanitize.py --out sanitize-logs [--tool memcheck initcheck] [--quick] [--jobs 4] [--shape NAME ...]
 """
 from __future__ import annotations
 
@@ -167,12 +167,14 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="float32 and bfloat16 and the quick shapes only")
     parser.add_argument("--out", type=Path, default=Path("sanitize-logs"), help="folder for the logs")
     parser.add_argument("--jobs", type=int, default=1, help="shares of the set run side by side")
+    parser.add_argument("--shape", nargs="+", default=[], help="only these shapes of the workload's (by name)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "CUPYSOFTMAX_LINEINFO": "1", "PYTHONUNBUFFERED": "1"}
     if args.jobs < 1:
         parser.error("--jobs needs at least 1")
-    workload = [sys.executable, str(WORKLOAD), *(["--quick"] if args.quick else [])]
+    workload = [sys.executable, str(WORKLOAD), *(["--quick"] if args.quick else []),
+                *(["--shape", *args.shape] if args.shape else [])]
     compile_logs = [args.out / f"compile.{share}.log" for share in range(args.jobs)]
     unsanitized = worst(run_shares([], workload, compile_logs, env))  # fills CuPy's kernel cache
     print(f"unsanitized run (compiles every kernel): exit {unsanitized}, logs {args.out}/compile.*.log", flush=True)

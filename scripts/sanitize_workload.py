@@ -157,9 +157,17 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--part", type=part, default=(0, 1), help="K/N: the K-th of N shares of the set")
     parser.add_argument("--rows-most", type=int, default=None, help="at most this many rows a row shape")
+    parser.add_argument("--shape", nargs="+", default=[], help="only these shapes (by name), quick or not")
     args = parser.parse_args(argv)
     if args.rows_most is not None and args.rows_most < 1:
         parser.error("--rows-most needs at least 1")
+    unknown = set(args.shape) - {shape[0] for shape in (*ROW_SHAPES, *COLUMN_SHAPES)}
+    if unknown:
+        parser.error(f"no such shape: {', '.join(sorted(unknown))}")
+
+    def chosen(name: str, quick: bool) -> bool:
+        return name in args.shape if args.shape else quick or not args.quick
+
     rng = numpy.random.default_rng(args.seed)
     types = [dtypes.BFLOAT16, dtypes.FLOAT32] if args.quick else list(dtypes.SUPPORTED)
     pairs = [(variant, v, dtype) for variant, v in registry.VARIANTS.items() for dtype in types]
@@ -168,10 +176,10 @@ def main(argv=None) -> int:
     for variant, v, dtype in pairs[share::shares]:
         if v.layout == registry.ROWS:
             for name, m, n, quick in ROW_SHAPES:
-                for layout in LAYOUTS if quick or not args.quick else ():
+                for layout in LAYOUTS if chosen(name, quick) else ():
                     rows(tally, rng, variant, dtype, name, min(m, args.rows_most or m), n, layout)
         for name, shape, axis, quick, skipped in COLUMN_SHAPES:  # row variants too: a middle axis through a copy
-            if quick or not args.quick:
+            if chosen(name, quick):
                 columns(tally, rng, variant, dtype, name, shape, axis, skipped)
     cupy.cuda.Device().synchronize()
     names = loader.loaded()
