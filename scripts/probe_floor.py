@@ -5,7 +5,9 @@ max and sum are known, and may write none of it before then. This kernel does
 that and nothing else: a resident (cooperative) grid in which each row's Q
 blocks load their slice of the row (16-byte loads, K vectors a thread in
 registers and the rest in shared memory through cp.async), count themselves in on the row's
-counter and wait for the row's last block, then store the slice unchanged.
+counter and wait for the row's last block (split_row's grid barrier: a release count and
+acquire polls; before 2026-11-24's fourth session, fences around relaxed atomics), then
+store the slice unchanged.
 R rows are held at once (Q = the grid's blocks / R); blocks loop over rows in
 steps of R. The counters are never reset: launch g waits for Q * g arrivals.
 
@@ -71,11 +73,14 @@ __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, 
         }
         asm volatile("cp.async.wait_all;\n" ::);
         __syncthreads();
-        if (t == 0) {
-            __threadfence();
-            atomicAdd(counts + row, 1u);
-            while (atomicAdd(counts + row, 0u) < target) {}
-            __threadfence();
+        if (t == 0) {  // split_row's grid barrier (csm::GridBoard::wait): a release count, acquire polls
+            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(counts + row) : "memory");
+            unsigned seen;
+            while (true) {
+                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(counts + row) : "memory");
+                if (seen >= target) break;
+                __nanosleep(32);
+            }
         }
         __syncthreads();
 #pragma unroll
