@@ -172,7 +172,11 @@ SPLIT_GRID_FROM_ROWS = (
     # 128 rows 77% -> 84%
     (65535, 32),
     # 262144 float32 (65536 chunks): 8 rows 62% -> 61%, 16 rows 59% -> 69%,
-    # 32 rows 65% -> 74%, 128 rows 80% -> 85%
+    # 32 rows 65% -> 74%, 128 rows 80% -> 85%. Again with the grid's
+    # release/acquire barrier (db66e5e; docs/perf/split-row-grid-release-
+    # acquire-h100.txt): from 8 rows, 8 gained 0.5-0.6 us (59% -> 61%) but
+    # 10, 12 and 14 lost 0.4-0.8 us, so 16 stays; the shorter rows above
+    # still lose on the grid.
     (INF, 16),
 )
 SPLIT_GRID_MAX_ROWS = 256  # the most rows measured: 256 x 262144 83% -> 87%, x 128256 85% -> 87%
