@@ -858,6 +858,37 @@ template <typename A> __device__ __forceinline__ MaxSum<A> load_cg(const MaxSum<
     return {__ldcg(&p->m), __ldcg(&p->s)};
 }
 
+// A 32-bit count in global memory that the blocks of one cooperative launch
+// count themselves in on: count_in adds one with release semantics (what the
+// calling thread wrote, or saw ordered before it by a __syncthreads(), is
+// visible to whoever acquires the count), await_count polls with acquire
+// semantics until the count reaches `target`: the shape of CUTLASS's generic
+// barrier (which releases with fence.acq_rel and a relaxed red, the same
+// semantics). Before sm_70 (no release/acquire PTX): __threadfence() around
+// a relaxed count.
+__device__ __forceinline__ void count_in(unsigned* count) {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(count) : "memory");
+#else
+    __threadfence();
+    atomicAdd(count, 1u);
+#endif
+}
+
+__device__ __forceinline__ void await_count(const unsigned* count, unsigned target) {
+#if __CUDA_ARCH__ >= 700
+    unsigned seen;
+    while (true) {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(count) : "memory");
+        if (seen >= target) return;
+        __nanosleep(32);
+    }
+#else
+    while (*reinterpret_cast<const volatile unsigned*>(count) < target) {}
+    __threadfence();
+#endif
+}
+
 template <typename V> struct GridBoard {
     unsigned* counts;
     V* values;
@@ -873,18 +904,11 @@ template <typename V> struct GridBoard {
         // The block's values (the barrier orders them before thread 0's
         // count), then the count with release semantics, so whoever acquires
         // it sees them; thread 0 polls with acquire semantics until every
-        // block is in, and the barrier hands that on to the block (the
-        // pattern of CUTLASS's generic barrier).
+        // block is in, and the barrier hands that on to the block.
         __syncthreads();
         if (threadIdx.x == 0) {
-            unsigned* count = &counts[row];
-            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(count) : "memory");
-            unsigned seen;
-            while (true) {
-                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(count) : "memory");
-                if (seen >= static_cast<unsigned>(blocks)) break;
-                __nanosleep(32);
-            }
+            count_in(&counts[row]);
+            await_count(&counts[row], static_cast<unsigned>(blocks));
         }
         __syncthreads();
     }

@@ -87,20 +87,12 @@ template <typename Partial> struct Board {
     __device__ __forceinline__ void publish(long long piece, const Partial& p) {
         if (threadIdx.x == 0) {
             partials[piece] = p;
-            __threadfence();  // the partial before its count
-            atomicAdd(&counted[piece / slices], 1u);
+            csm::count_in(&counted[piece / slices]);  // the partial before its count
         }
     }
     // The whole block waits until every partial of the row is in.
     __device__ __forceinline__ void wait(long long row) {
-        if (threadIdx.x == 0) {
-            while (*reinterpret_cast<volatile unsigned*>(&counted[row]) < static_cast<unsigned>(slices)) {
-#if __CUDA_ARCH__ >= 700
-                __nanosleep(64);
-#endif
-            }
-            __threadfence();  // the counted partials before reading them
-        }
+        if (threadIdx.x == 0) csm::await_count(&counted[row], static_cast<unsigned>(slices));
         __syncthreads();
     }
     // The row's partials merged by `op`, strided over the block, then one block
