@@ -6,6 +6,8 @@ clusters of 16 would check nothing and still print 0 errors.
 """
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,10 @@ def test_the_probe_kernel_passes_the_probes_filter():
                          ids=["clean", "a_signal_first", "an_error", "no_shares"])
 def test_a_share_that_died_is_not_read_as_clean(statuses, expected):
     assert sanitize.worst(statuses) == expected
+
+
+def test_the_workload_refuses_a_shape_it_does_not_have():
+    # --shape picks shapes by name (sanitize.py passes it on); a misspelt one must not run an empty set clean
+    run = subprocess.run([sys.executable, str(SCRIPTS / "sanitize_workload.py"), "--shape", "n4194304_grid_of_65536_threads",
+                          "no_such_shape"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "no such shape: no_such_shape" in run.stderr
