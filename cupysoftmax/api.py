@@ -260,10 +260,11 @@ def _facts(device_id: int, pair, op: str):
 
 
 def _loaded(p: Planner, launch: Launch, device_id: int, pair, op: str):
-    """The launch's kernel, its dynamic shared memory limit raised where the launch needs more than the default."""
+    """The launch's kernel, its dynamic shared memory limit raised where the launch needs more than the default
+    (48 KB a block, the kernel's static shared memory counted in)."""
     kernel = loader.function(launch.variant, pair, launch.knobs, device_id, op)
-    if launch.smem > p.device.smem_per_block and launch.smem > kernel.max_dynamic_shared_size_bytes:
-        kernel.max_dynamic_shared_size_bytes = launch.smem
+    if launch.smem + kernel.shared_size_bytes > p.device.smem_per_block:
+        kernel.max_dynamic_shared_size_bytes = max(launch.smem, kernel.max_dynamic_shared_size_bytes)
     return kernel
 
 

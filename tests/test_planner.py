@@ -697,6 +697,30 @@ def test_api_plans_columns_through_the_planner_and_caches_the_plan(monkeypatch):
         assert api.plan_columns(0, "auto", 1, 8192, 8192, F32, registry.SOFTMAX, aligned)[1] is launch
 
 
+@pytest.mark.parametrize(
+    "smem, static, raised",
+    [(47 * 1024, 1024, None),  # 48 KB with the static part: the default limit holds it
+     (48 * 1024, 1024, 48 * 1024),  # 48 KB dynamic, 1 KB static: past the default (S = 12 of 256 threads)
+     (96 * 1024, 0, 96 * 1024)],  # past 48 KB on its own
+    ids=["fits_the_default", "past_it_with_the_static_part", "past_it_alone"],
+)
+def test_api_raises_the_dynamic_shared_memory_limit_where_static_and_dynamic_pass_48_kb(monkeypatch, smem, static,
+                                                                                          raised):
+    """A block's dynamic and static shared memory together may not pass 48 KB unless the kernel's limit is raised."""
+    from cupysoftmax import api, loader
+    from cupysoftmax.planner import Launch
+
+    class Function:  # a loaded kernel's attributes, the limit at the driver's default (48 KB less the static part)
+        shared_size_bytes = static
+        max_dynamic_shared_size_bytes = 48 * 1024 - static
+
+    kernel = Function()
+    monkeypatch.setattr(loader, "function", lambda *args: kernel)
+    launch = Launch("split_row", (4, 1, 0), 8, 256, smem, ())
+    assert api._loaded(Planner(H100), launch, 0, F32, registry.SOFTMAX) is kernel
+    assert kernel.max_dynamic_shared_size_bytes == (48 * 1024 - static if raised is None else raised)
+
+
 def test_auto_refuses_a_column_neither_holds(h100):
     with pytest.raises(UnsuitableVariant, match="no variant holds a column of 100000 float32"):
         h100.plan_columns("auto", 8, 100_000, 32, F32, strided_facts, aligned=True)
