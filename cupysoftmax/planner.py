@@ -217,6 +217,16 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
+# log_softmax rows cut over the grid past the rows it holds at once: a thread
+# folds SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its
+# chunks past K in shared memory, where that holds more rows at once. Layouts
+# with no shared-memory part, the ones measured. log_softmax's bits do not
+# depend on the fold; softmax's would (kernels/split_row.cu), and its folds
+# lost. H100, 2026-11-24 (scripts/ab_trees.py, docs/perf/grid-folds-h100.txt),
+# 128256 float32 log_softmax, 33 -> 66 rows at once, us: 34 rows 18.6 -> 18.8,
+# 48 22.9 -> 21.8, 64 25.8 both, 100 40.2 -> 38.6, 128 48.9 -> 45.8 (86% ->
+# 92% of copy), 200 78.3 -> 72.4, 256 95.0 -> 91.9.
+SPLIT_GRID_FOLD = 2
 # float32 rows of more than SPLIT_SHARED_FROM_CHUNKS chunks that clusters hold
 # in registers: half the threads a row (up to whole warps in 16 blocks), each
 # keeping the rest of its chunks in shared memory (K = 8, S = 8: 4096 threads
@@ -578,9 +588,9 @@ class Planner:
         planned a plain kernel (registry: plain_knob 0 -> 1, split_row's plain fold -R -> R), on the same block
         and grid. warp_rows: the options kernels of one chunk a lane carry the same 32-register bound, the
         others launch 256 threads, which any kernel of at most 255 registers takes; split_row: plain_block
-        keeps the twin's block."""
+        keeps the twin's block. split_row's grid kernels always read the options (their knob there is G)."""
         i = v.plain_knob
-        if not fused or i is None or launch.knobs[i] > 0:
+        if not fused or i is None or launch.knobs[i] > 0 or v.gridded(launch.knobs):
             return launch
         return dataclasses.replace(launch, knobs=(*launch.knobs[:i], -launch.knobs[i] or 1, *launch.knobs[i + 1:]))
 
@@ -733,7 +743,13 @@ class Planner:
                 or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
             return None
         knobs, threads, extra, again = layout.cut(0)
-        return self._on_grid(v, m, knobs, threads, extra, again, pair, facts, op)
+        launch = self._on_grid(v, m, knobs, threads, extra, again, pair, facts, op)
+        if op != registry.LOG_SOFTMAX or launch is None or again or extra or m <= launch.grid // launch.unit:
+            return launch
+        # SPLIT_GRID_FOLD: the logical threads' K chunks a thread, the rest of them in shared memory
+        folded = self._on_grid(v, m, (knobs[0], -SPLIT_GRID_FOLD, 0), threads, (SPLIT_GRID_FOLD - 1) * knobs[0],
+                               False, pair, facts, op)
+        return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
         """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None."""
@@ -750,15 +766,17 @@ class Planner:
         return self._on_grid(v, m, (k, g, 0), threads, extra[threads], False, pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
-        """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` threads in
-        blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared memory; None where the kernel is
-        not built here or its blocks do not fit."""
-        if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % 32:
+        """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` logical
+        threads in blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared memory; None where the
+        kernel is not built here or its blocks do not fit."""
+        groups, folds = max(knobs[1], 1), max(-knobs[1], 1)  # the knob G; G < 0 folds -G logical threads a thread
+        if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % (32 * folds):
             return None
         kernel = facts(v.name, knobs)
-        # a block has a warp for every G groups of 32 warps of the row (RowTree's group level), in whole warps of T
-        warps = threads // 32  # the row's
-        least = max(SPLIT_GRID_THREADS // 32, _ceil_div(_ceil_div(warps, 32), knobs[1]))
+        # a block has a warp for every G groups of 32 logical warps of the row (RowTree's group level), in whole
+        # warps of the row's threads
+        warps = threads // 32 // folds  # the row's
+        least = max(SPLIT_GRID_THREADS // 32, _ceil_div(_ceil_div(threads // 32, 32), groups))
         per_block = next((w for w in range(least, 33) if warps % w == 0), None)
         if per_block is None:
             return None
@@ -775,7 +793,7 @@ class Planner:
         if cut is None:
             return None
         block, blocks, smem, slots = cut
-        # a count per row (16-byte aligned; zeroed), then a (max, sum) per warp of each row: csm::GridBoard
+        # a count per row (16-byte aligned; zeroed), then a (max, sum) per logical warp of each row: csm::GridBoard
         counts = _round_up(4 * m, 16)
         workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
         return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,

@@ -919,7 +919,9 @@ template <typename V> struct GridBoard {
 //
 // A row's T logical threads: thread t of cluster rank c is the row's thread
 // c * blockDim.x + t, and with R folds (one block, C = 1) thread t stands for
-// the row's threads t + r * blockDim.x, r < R (T = R * blockDim.x). The tree
+// the row's threads t + r * blockDim.x, r < R (T = R * blockDim.x; on the
+// grid, C = 0, thread t of the row's block k the threads k * blockDim.x + t
+// + r * blocks * blockDim.x, T = R * blocks * blockDim.x). The tree
 // that combines their partials depends on T alone, not on how C or R cuts
 // it: a warp's 32 lanes, then each group of 32 consecutive warps, then the
 // groups (at most 16; on the grid 64: past 32, the first 32, the rest, then
@@ -950,7 +952,7 @@ template <typename V> struct GridBoard {
 // warps than groups) the groups' values take one level more: the first 32,
 // then the rest, then the two.
 template <int C, int R = 1, int G = 1> struct RowTree {
-    static_assert(C == 1 || R == 1, "a thread folds logical threads only in a block of its own row");
+    static_assert(C <= 1 || R == 1, "a thread folds logical threads only in one block or on the grid");
     static_assert(C == 0 || G == 1, "warps share the group level only on the grid");
     // groups of 32 warps a row at most: a cluster's 16 blocks of 1024 threads;
     // on the grid two warps' lanes (T <= 65536), each block with a warp for
@@ -980,12 +982,12 @@ template <int C, int R = 1, int G = 1> struct RowTree {
     __device__ __forceinline__ V reduce(const V (&v)[R], Level level, V identity, V (&warps)[2][32 * R],
                                         V (&groups)[2][kGroups], int parity, long long row = 0) const {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
-        const auto grid = [&] { return GridBoard<V>(board, rows, per_block * blocks); };  // C = 0 alone
+        const auto grid = [&] { return GridBoard<V>(board, rows, per_block * blocks * R); };  // C = 0 alone
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const V w = level(v[r]);
-            if constexpr (C == 0) {
-                if (lane == 0) grid().write(row, static_cast<int>(blockIdx.x % blocks) * per_block + warp, w);
+            if constexpr (C == 0) {  // logical warp r * (the row's warps) + this one
+                if (lane == 0) grid().write(row, (r * blocks + static_cast<int>(blockIdx.x % blocks)) * per_block + warp, w);
             } else if (lane == 0) {
                 warps[parity][r * per_block + warp] = w;
             }
@@ -997,7 +999,7 @@ template <int C, int R = 1, int G = 1> struct RowTree {
             g = level(w < per_block * R ? warps[parity][w] : identity);
         } else if constexpr (C == 0 && G > 1) {
             grid().wait(row, blocks);
-            const int total = per_block * blocks;  // the row's warps
+            const int total = per_block * blocks * R;  // the row's logical warps
 #pragma unroll 1
             for (int group = warp; group < count; group += per_block) {  // G of them at most
                 const int w = group * 32 + lane;

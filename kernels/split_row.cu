@@ -41,13 +41,13 @@
 // logical thread's chunks and the tree follow from T, so a row's bits do not
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
 // alone (csm::Held), in the block (R > 1 or R < 0) and in the clusters and on
-// the grid (`again`).
+// the grid (`again`; folds on the grid: log_softmax alone, below).
 //
 // Limits: the row's chunks, ceil((N + shift) / V) with V = 16 / sizeof(Tin)
 // and shift its misalignment in elements (up to V - 1; the planner counts 0
 // only where every row is aligned), <= (K + S) * T, T the row's logical
 // threads (C * blockDim.x, R * blockDim.x folded, blocks * blockDim.x on the
-// grid); T <= 16384 (C = 0: 65536);
+// grid, times -G where G < 0 folds there); T <= 16384 (C = 0: 65536);
 // S * blockDim.x * 16 bytes of shared memory per block.
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
@@ -69,8 +69,8 @@
 // (nonzero: clusters write every output from the row's (max, sum); honoured
 // for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
-// max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x) and
-// the workspace, its first round_up(4 * rows, 16) bytes zeroed (a count per
+// max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
+// (-G * blockDim.x) where G < 0 folds) and the workspace, its first round_up(4 * rows, 16) bytes zeroed (a count per
 // row), then rows * T / 32 pairs; gridDim.x a multiple of `blocks`, every
 // block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
 // shared memory; y and dy rows start at the same offset from a 16-byte
@@ -311,8 +311,8 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // A row over `blocks` blocks anywhere on the grid (C = 0), its warp values
 // through `board` in global memory (csm::GridBoard): a cooperative launch
 // of a multiple of `blocks` blocks, every one resident. The knob after K is
-// G here, not folds: the groups of 32 warps each warp reduces (RowTree), so
-// that G > 1 takes blocks of fewer warps than the row has groups. No thread
+// G here: G > 0 the groups of 32 warps each warp reduces (RowTree), so that
+// G > 1 takes blocks of fewer warps than the row has groups. No thread
 // bound: float32 K = 8 takes 64 registers without one (four 256-thread
 // blocks an SM), and held there by __launch_bounds__(1024) as the 16-block
 // clusters are it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144
@@ -323,7 +323,24 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // many rows at once as T = 32768 in twice the warps (H100, 2026-11-24, 4 x
 // 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
 // warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS).
+//
+// G < 0 folds -G logical threads a thread instead (one group a warp), for
+// log_softmax alone: the row's layout with half the threads (K in registers,
+// the rest of a logical thread's chunks in shared memory, S = R * (K + S') -
+// K), so the grid holds twice its rows at once (128256 float32: 66 rows, not
+// 33). log_softmax writes from the row's (max, sum) whatever the fold, so its
+// bits are the unfolded launch's; softmax keeps exponentials unfolded (the
+// registers' chunks once, not twice), which a fold would change, and its
+// folds on the grid lost anyway: the kept form at 72 registers held 49 rows
+// (128 x 128256 float32 49.2 -> 55.4 us), and with K = 4 and S = 12 (56
+// registers, 66 rows) the shared-memory part, exponentiated again after the
+// barrier, lost 64 rows 25.9 -> 28.3 us and tied 128 (H100, 2026-11-24,
+// docs/perf/grid-folds-h100.txt).
 namespace csm {
+template <int G>
+constexpr int grid_groups = G > 0 ? G : 1;
+template <int G>
+constexpr int grid_folds = G < 0 ? -G : 1;
 template <typename Tin, typename Tout, int G>
 constexpr int split_row_grid_threads = G > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 512 : 0;
 }  // namespace csm
@@ -334,9 +351,10 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {
-    split_row<Tin, Tout, LOG, K, 1, 0, G>(x, y, rows, n, x_row_stride, y_row_stride,
-                                          csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0,
-                                          blocks, board);
+    static_assert(G > 0 || LOG, "folds on the grid: log_softmax alone (its bits do not depend on the fold)");
+    split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>>(
+        x, y, rows, n, x_row_stride, y_row_stride, csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
+        again != 0, blocks, board);
 }
 #endif
 

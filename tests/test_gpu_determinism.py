@@ -2,8 +2,8 @@
 depend on how many rows surround it (batch invariance), for every variant `auto` picks.
 
 Each case names the path auto takes for it on the H100 (asserted through api.plan and
-api.plan_columns, the plans the calls use) and runs softmax, log_softmax, scale= with where=,
-and both gradients. Batches are prefixes x[:M] of one array, so every row keeps its
+api.plan_columns, the plans the calls use) and runs softmax and log_softmax, each also with scale=
+and where=, and both gradients. Batches are prefixes x[:M] of one array, so every row keeps its
 address; a row alone is a one-row copy where rows are whole 16-byte chunks, and a one-row
 view otherwise: the chunk kernels cut a row at 16-byte boundaries, so a row's sums follow
 its offset from one, which a copy would change.
@@ -30,13 +30,14 @@ from test_gpu_softmax import draw, poisoned
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
-MASKED = "softmax_scale_where"  # softmax with scale= and where= (fused into warp_rows, split_row, two_pass)
-ROW_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX, MASKED, *registry.BACKWARD]
+# the forward ops with scale= and where= (fused into warp_rows, split_row, two_pass), by the op they call
+MASKED = {"softmax_scale_where": registry.SOFTMAX, "log_softmax_scale_where": registry.LOG_SOFTMAX}
+ROW_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED, *registry.BACKWARD]
 COLUMN_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
 FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
 # the variant planned by op, where the forward ops and the gradients part ways
-PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, MASKED), "split_row"),
+PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED), "split_row"),
                   **dict.fromkeys(registry.BACKWARD, "two_pass")}
 
 # (id naming the path on the H100, shape (batch first), axis, dtype, variant asked, variant planned (or by op))
@@ -49,7 +50,8 @@ CASES = [
     ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_fold_or_clusters_bf16_n128256", (140, 128256), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
-    # clusters for few rows, blocks anywhere on the grid from 32 / 16 rows (planner: SPLIT_GRID_FROM_ROWS)
+    # clusters for few rows, blocks anywhere on the grid from 32 / 16 rows (planner: SPLIT_GRID_FROM_ROWS);
+    # log_softmax of 128256 folds two logical threads a thread there past 33 rows (SPLIT_GRID_FOLD)
     ("split_row_clusters_or_grid_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_clusters_or_grid_n262144", (40, 262144), -1, dtypes.FLOAT32, "auto", "split_row"),
     # other kernels' arithmetic: bfloat16 (one block of 1024 or 16 of 64), float64 (log_softmax's 640
@@ -79,7 +81,7 @@ def case_ops():
             continue
         v = registry.VARIANTS[case[-1]]
         ops = COLUMN_OPS if v.layout == registry.COLUMNS else ROW_OPS
-        pairs += [(case, op) for op in ops if (v.fused if op == MASKED else op in v.ops)]
+        pairs += [(case, op) for op in ops if (v.fused if op in MASKED else op in v.ops)]
     return pairs
 
 
@@ -90,7 +92,7 @@ CASE_OP_IDS = [f"{case[0]}-{op}" for case, op in CASE_OPS]
 def inputs(rng, op, shape, axis, dtype, variant):
     """The full batch's arrays for `op`: (x,), (x, mask), or the gradients' (y, dy)."""
     x = draw(rng, shape, dtype)
-    if op == MASKED:
+    if op in MASKED:
         return x, cupy.asarray(rng.random(shape) < 0.7)
     if op in registry.BACKWARD:
         y = api.FUNCTIONS[FORWARD[op]](x, axis=axis, variant=variant)
@@ -101,9 +103,9 @@ def inputs(rng, op, shape, axis, dtype, variant):
 def call(op, arrays, axis, variant):
     """op over `arrays` (inputs' layout), written into a poisoned output."""
     out = poisoned(arrays[0].shape, arrays[0].dtype)
-    if op == MASKED:
+    if op in MASKED:
         x, mask = arrays
-        return api.softmax(x, axis=axis, out=out, variant=variant, scale=1.7, where=mask)
+        return api.FUNCTIONS[MASKED[op]](x, axis=axis, out=out, variant=variant, scale=1.7, where=mask)
     if op in registry.BACKWARD:
         return gradients.GRADIENTS[op](*arrays, axis=axis, out=out, variant=variant)
     return api.FUNCTIONS[op](arrays[0], axis=axis, out=out, variant=variant)
@@ -112,7 +114,7 @@ def call(op, arrays, axis, variant):
 def launch_of(op, arrays, axis, variant):
     """The launch the call plans: (variant, knobs, blockDim, shared bytes, split_row's S or two_pass's slices)."""
     a = arrays[0]
-    kernel_op = registry.SOFTMAX if op == MASKED else op
+    kernel_op = MASKED.get(op, op)
     if axis != -1:
         view = api.columns_view(a.shape, a.strides, a.itemsize, api.normalize_axes(axis, a.ndim))
         launch = api.plan_columns(a.device.id, variant, *view[:3], (a.dtype, a.dtype), kernel_op,
@@ -120,7 +122,7 @@ def launch_of(op, arrays, axis, variant):
     else:
         rows = api.rows_view(a, (a.ndim - 1,))
         launch = api.plan(a.device.id, variant, *rows.shape, (a.dtype, a.dtype), api.rows_aligned(rows), kernel_op,
-                          op == MASKED)[1]
+                          op in MASKED)[1]
     return launch.variant, launch.knobs, launch.block, launch.block_y, launch.smem, tuple(map(int, launch.args[:1]))
 
 
@@ -131,9 +133,9 @@ def bits(a) -> numpy.ndarray:
 def check_reference(op, arrays, got, axis):
     host = [cupy.asnumpy(a) for a in arrays]
     dtype = arrays[0].dtype
-    if op == MASKED:
-        want = reference.softmax(host[0], axis, scale=1.7, where=host[1])
-        reference.assert_close(cupy.asnumpy(got), want, dtype)
+    if op in MASKED:
+        want = reference.REFERENCES[MASKED[op]](host[0], axis, scale=1.7, where=host[1])
+        reference.assert_close(cupy.asnumpy(got), want, dtype, MASKED[op])
     elif op in registry.BACKWARD:
         want = reference.GRADIENTS[op](*host, axis=axis)
         reference.assert_close(cupy.asnumpy(got), want, dtype, op, reference.gradient_scale(*host, op, axis))

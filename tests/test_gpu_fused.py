@@ -28,6 +28,8 @@ SHAPES = [
     ("n50257_split_row_cluster", 2, 50257),
     ("m64_n50257_split_row_shared_memory_part", 64, 50257),  # float32 / float64: one block a row, S > 0
     ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters; two_pass by name
+    # float32 past the 33 rows the grid holds at once: log_softmax folds two logical threads a thread there
+    ("m34_n128256_split_row_grid_fold", 34, 128256),
     # past a cluster: split_row on the grid with a shared-memory part (on the H100 float32 16384 threads a
     # row, half precision 8192); float64 two_pass
     ("n1100001_split_row_grid_past_a_cluster", 2, 1_100_001),

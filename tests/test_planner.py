@@ -386,6 +386,23 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
     assert launch.zeroed == -(-4 * m // 16) * 16 and launch.workspace == launch.zeroed + m * (block * blocks // 32) * 2 * pair[1].itemsize
 
 
+@pytest.mark.parametrize("m, op, knobs, rows_at_once", [
+    (33, registry.LOG_SOFTMAX, (8, 1, 0), 33),  # the grid holds them at once: a thread for each logical thread
+    (34, registry.LOG_SOFTMAX, (8, -2, 0), 34),  # past the 33 it holds so: two logical threads a thread
+    (256, registry.LOG_SOFTMAX, (8, -2, 0), 66),  # SPLIT_GRID_MAX_ROWS
+    (256, registry.SOFTMAX, (8, 1, 0), 33),  # softmax does not fold (SPLIT_GRID_FOLD)
+], ids=["log_softmax_33_rows_unfolded", "log_softmax_34_rows_folded", "log_softmax_256_rows_folded",
+        "softmax_256_rows_unfolded"])
+def test_split_row_folds_log_softmax_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op, knobs, rows_at_once):
+    launch = h100.plan("split_row", m, 128256, F32, split_facts, op=op)
+    assert launch.knobs == knobs and launch.grid // launch.unit == rows_at_once
+    assert row_layout(launch, op) == row_layout(h100.plan("split_row", 1, 128256, F32, split_facts, op=op), op)
+    assert launch.smem == (8 * 256 * 16 if knobs[1] < 0 else 0)  # a logical thread's K chunks, in shared memory
+    assert launch.workspace == launch.zeroed + m * 128 * 2 * 4  # a (max, sum) per logical warp: 4096 threads a row
+    # calls with scale= or where= take the same kernel: the grid's always reads them (G < 0 is no plain knob)
+    assert h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True) == launch
+
+
 @pytest.mark.parametrize(
     "n, pair, op, threads, k, extra",
     [(262144, F32, registry.SOFTMAX, 4096, 8, 8),  # 65536 chunks: half of 8192 threads, as many chunks again shared
@@ -481,16 +498,18 @@ def test_split_row_refuses_rather_than_fails_where_no_launch_is_resident(h100):
 SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 100003, 128256, 262144, 1048576, 2097152]
 
 
-def row_layout(launch):
+def row_layout(launch, op=registry.SOFTMAX):
     """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R,
-    or blocks x blockDim.x on the grid),
-    and unless its outputs come from the row's (max, sum) alone (folds, and `again` in clusters) the chunks a
-    thread keeps in registers (K) and in shared memory (S)."""
+    or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
+    and unless its outputs come from the row's (max, sum) alone (folds, `again` in clusters, log_softmax
+    always) the chunks a thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
-    blocks = args[2] if c == 0 else c  # a grid launch (C = 0) gives its blocks a row after S and again
-    folds = abs(r) or 1  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
-    again = folds > 1 or args[1:2] == (1,)
+    if c == 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
+        blocks, folds = args[2], max(-r, 1)
+    else:  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
+        blocks, folds = c, abs(r) or 1
+    again = folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
     threads = launch.block * blocks * folds
     return (threads, "again") if again else (threads, k, args[:2])
 
@@ -498,14 +517,16 @@ def row_layout(launch):
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
 # the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
 # chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
-# (100003 float32 needs clusters of its own)
+# (100003 float32 needs clusters of its own); float32 log_softmax also folds on the grid past the rows it
+# holds at once there (SPLIT_GRID_FOLD: 128256 from 132 rows here)
 @pytest.mark.parametrize("op, pair, facts, folds", [
     (registry.SOFTMAX, F32, "split_facts", {50257, 65536}),
+    (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
     (registry.LOG_SOFTMAX, BF16, "split_facts", {65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
     (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
     (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts", set()),
-], ids=["softmax_f32", "log_softmax_bf16", "softmax_f64", "softmax_backward_f32",
+], ids=["softmax_f32", "log_softmax_f32", "log_softmax_bf16", "softmax_f64", "softmax_backward_f32",
         "log_softmax_backward_bf16_151_registers"])
 def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts, folds):
     # batch invariance: only C (and with it R) may vary with the rows, and the row's layout may not
@@ -519,8 +540,8 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                     launch = Planner(device).plan("split_row", m, n, pair, facts, aligned, op)
                 except UnsuitableVariant:
                     continue
-                layouts.add(row_layout(launch))
-                if abs(launch.knobs[1]) > 1:  # R < 0: the plain fold
+                layouts.add(row_layout(launch, op))
+                if launch.knobs[1] < 0 or (launch.knobs[1] > 1 and launch.knobs[-1] == 1):  # folds (not G on the grid)
                     folded.add(n)
                 if launch.args[1:] and int(launch.args[1]):  # `again` where the kernels compile it (split_row.cu)
                     assert launch.knobs[0] <= 4 and pair != F64, launch
