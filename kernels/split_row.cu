@@ -333,8 +333,9 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // registers' chunks once, not twice), which a fold would change, and its
 // folds on the grid lost anyway: the kept form at 72 registers held 49 rows
 // (128 x 128256 float32 49.2 -> 55.4 us), and with K = 4 and S = 12 (56
-// registers, 66 rows) the shared-memory part, exponentiated again after the
-// barrier, lost 64 rows 25.9 -> 28.3 us and tied 128 (H100, 2026-11-24,
+// registers, 66 rows) it lost 64 rows 25.9 -> 28.3 us and tied 128, and the
+// same with the shared-memory part's exponentials kept in place instead of
+// taken again after the barrier (H100, 2026-11-24,
 // docs/perf/grid-folds-h100.txt).
 namespace csm {
 template <int G>
