@@ -225,7 +225,9 @@ SPLIT_GRID_GROUPS = (1, 4)
 # lost. H100, 2026-11-24 (scripts/ab_trees.py, docs/perf/grid-folds-h100.txt),
 # 128256 float32 log_softmax, 33 -> 66 rows at once, us: 34 rows 18.6 -> 18.8,
 # 48 22.9 -> 21.8, 64 25.8 both, 100 40.2 -> 38.6, 128 48.9 -> 45.8 (86% ->
-# 92% of copy), 200 78.3 -> 72.4, 256 95.0 -> 91.9.
+# 92% of copy), 200 78.3 -> 72.4, 256 95.0 -> 91.9. The fold starts right past
+# the unfolded cut's rows: 34 rows' 0.2 us is within the spread, and a second
+# threshold would be a rule for one measurement.
 SPLIT_GRID_FOLD = 2
 # float32 rows of more than SPLIT_SHARED_FROM_CHUNKS chunks that clusters hold
 # in registers: half the threads a row (up to whole warps in 16 blocks), each
@@ -738,7 +740,8 @@ class Planner:
 
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
-        SPLIT_GRID_FROM_ROWS and SPLIT_GRID_MAX_ROWS say so and the blocks fit; else None."""
+        SPLIT_GRID_FROM_ROWS and SPLIT_GRID_MAX_ROWS say so and the blocks fit, folded where SPLIT_GRID_FOLD
+        says so; else None."""
         if (best.knobs[-1] <= 1 or op in registry.BACKWARD or pair[0] != dtypes.FLOAT32
                 or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
             return None

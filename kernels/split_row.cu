@@ -14,9 +14,10 @@
 // than one block per row would. It writes softmax, or log_softmax with LOG,
 // of scale * x over the positions a mask keeps (common.cuh, Fused).
 //
-// On the grid (C = 0, softmax_split_row_grid): the row's T threads in
-// `blocks` blocks anywhere on the GPU instead of a cluster (which the H100
-// places 7 at a time for 16 one-block-an-SM blocks), a cooperative launch;
+// On the grid (C = 0, softmax_split_row_grid): the row's T threads (T / -G
+// where G < 0 folds, below) in `blocks` blocks anywhere on the GPU instead
+// of a cluster (which the H100 places 7 at a time for 16 one-block-an-SM
+// blocks), a cooperative launch;
 // the warp pairs go through a workspace in global memory (csm::GridBoard) and
 // the tree is the same, so the bits are those of the cluster launch. Rows
 // longer than a cluster holds (float32 past 524288) go there too, with up to
@@ -54,7 +55,7 @@
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
 // the loader sets. C = 0: forward only, compiled for sm_90 (it cuts layouts of
 // clusters, and holds rows longer than a cluster does), a block at least a
-// warp for every G groups of 32 warps of T.
+// warp for every max(G, 1) groups of 32 logical warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward): each thread holds
 // its chunks of y and dy in registers (K of each, no shared-memory part), the
@@ -324,11 +325,11 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
 // warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS).
 //
-// G < 0 folds -G logical threads a thread instead (one group a warp), for
-// log_softmax alone: the row's layout with half the threads (K in registers,
-// the rest of a logical thread's chunks in shared memory, S = R * (K + S') -
-// K), so the grid holds twice its rows at once (128256 float32: 66 rows, not
-// 33). log_softmax writes from the row's (max, sum) whatever the fold, so its
+// G < 0 folds R = -G logical threads a thread instead (one group a warp),
+// for log_softmax alone: the row's layout with 1 / R of the threads (K in
+// registers, the rest of the logical threads' chunks in shared memory: S =
+// R * (K + S') - K, S' the unfolded layout's S), so the grid holds R times
+// its rows at once (128256 float32: 66 rows, not 33). log_softmax writes from the row's (max, sum) whatever the fold, so its
 // bits are the unfolded launch's; softmax keeps exponentials unfolded (the
 // registers' chunks once, not twice), which a fold would change, and its
 // folds on the grid lost anyway: the kept form at 72 registers held 49 rows

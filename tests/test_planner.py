@@ -502,7 +502,8 @@ def row_layout(launch, op=registry.SOFTMAX):
     """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R,
     or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
     and unless its outputs come from the row's (max, sum) alone (folds, `again` in clusters, log_softmax
-    always) the chunks a thread keeps in registers (K) and in shared memory (S)."""
+    always: its one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
+    a thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
     if c == 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
@@ -518,7 +519,7 @@ def row_layout(launch, op=registry.SOFTMAX):
 # the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
 # chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
 # (100003 float32 needs clusters of its own); float32 log_softmax also folds on the grid past the rows it
-# holds at once there (SPLIT_GRID_FOLD: 128256 from 132 rows here)
+# holds at once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here)
 @pytest.mark.parametrize("op, pair, facts, folds", [
     (registry.SOFTMAX, F32, "split_facts", {50257, 65536}),
     (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
