@@ -336,7 +336,10 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // (128 x 128256 float32 49.2 -> 55.4 us), and with K = 4 and S = 12 (56
 // registers, 66 rows) it lost 64 rows 25.9 -> 28.3 us and tied 128, and the
 // same with the shared-memory part's exponentials kept in place instead of
-// taken again after the barrier (H100, 2026-11-24,
+// taken again after the barrier; at K = 8 in 62 registers (66 rows, as
+// log_softmax's fold) 128 rows 49.0 -> 49.6 us. Its two passes (a thread's
+// max over all its chunks, then their exponentials, after the last lands)
+// double per wave as the waves halve (H100, 2026-11-24,
 // docs/perf/grid-folds-h100.txt).
 namespace csm {
 template <int G>
