@@ -590,11 +590,9 @@ class Planner:
         planned a plain kernel (registry: plain_knob 0 -> 1, split_row's plain fold -R -> R), on the same block
         and grid. warp_rows: the options kernels of one chunk a lane carry the same 32-register bound, the
         others launch 256 threads, which any kernel of at most 255 registers takes; split_row: plain_block
-        keeps the twin's block. split_row's grid kernels always read the options (their knob there is G)."""
-        i = v.plain_knob
-        if not fused or i is None or launch.knobs[i] > 0 or v.gridded(launch.knobs):
-            return launch
-        return dataclasses.replace(launch, knobs=(*launch.knobs[:i], -launch.knobs[i] or 1, *launch.knobs[i + 1:]))
+        keeps the twin's block."""
+        twin = v.twin_with_options(launch.knobs) if fused else None
+        return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""

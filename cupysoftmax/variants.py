@@ -68,7 +68,7 @@ class Variant:
     # compiled out, -value (0: 1) its twin that reads them (warp_rows' O 0 and
     # 1; split_row's R in one block, 0 and 1, -4 and 4), or None: the planner
     # plans the plain kernel where it serves, then the twin for calls with
-    # options (Planner.with_options).
+    # options (Planner.with_options, through twin_with_options).
     plain_knob: int | None = None
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
@@ -81,6 +81,14 @@ class Variant:
         knobs = self.backward_knobs if op in BACKWARD and self.backward_knobs is not None else self.knobs
         return [k for k in knobs if (cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only))
                 and (op == LOG_SOFTMAX or k not in self.log_only)] or [()]
+
+    def twin_with_options(self, knobs) -> tuple | None:
+        """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
+        where `knobs` reads them already. split_row's grid kernels always do: their knob there is G, not R."""
+        i = self.plain_knob
+        if i is None or knobs[i] > 0 or self.gridded(knobs):
+            return None
+        return (*knobs[:i], -knobs[i] or 1, *knobs[i + 1:])
 
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
