@@ -71,8 +71,9 @@
 // for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
-// (-G * blockDim.x) where G < 0 folds) and the workspace, its first round_up(4 * rows, 16) bytes zeroed (a count per
-// row), then rows * T / 32 pairs; gridDim.x a multiple of `blocks`, every
+// (-G * blockDim.x) where G < 0 folds) and the workspace, its first
+// round_up(4 * rows, 16) bytes zeroed (a count per row), then rows * T / 32
+// pairs; gridDim.x a multiple of `blocks`, every
 // block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
 // shared memory; y and dy rows start at the same offset from a 16-byte
 // boundary.
@@ -329,8 +330,9 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // for log_softmax alone: the row's layout with 1 / R of the threads (K in
 // registers, the rest of the logical threads' chunks in shared memory: S =
 // R * (K + S') - K, S' the unfolded layout's S), so the grid holds R times
-// its rows at once (128256 float32: 66 rows, not 33). log_softmax writes from the row's (max, sum) whatever the fold, so its
-// bits are the unfolded launch's; softmax keeps exponentials unfolded (the
+// its rows at once (128256 float32: 66 rows, not 33). log_softmax writes
+// from the row's (max, sum) whatever the fold, so its bits are the unfolded
+// launch's; softmax keeps exponentials unfolded (the
 // registers' chunks once, not twice), which a fold would change, and its
 // folds on the grid lost anyway: the kept form at 72 registers held 49 rows
 // (128 x 128256 float32 49.2 -> 55.4 us), and with K = 4 and S = 12 (56
