@@ -138,8 +138,9 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # where clusters may serve fewer rows: a thread of that block folds
 # SPLIT_FOLD logical threads of the row, and the launches on clusters give
 # each logical thread a thread of its own with at most SPLIT_FOLD_ITEMS
-# chunks, in registers (rows past that, and float64 rows, do not fold: the
-# cluster kernels compile their `again` path for K <= 4 in float alone). The
+# chunks, in registers (rows past that do not fold: the cluster kernels
+# compiled their `again` path for K <= 4 alone when this was measured, and
+# float64 ones compile none). The
 # row's tree follows its logical threads (kernels/split_row.cu), so few rows
 # spread over four times the threads of one block without changing a row's
 # bits. H100, 2026-11-23, scripts/ab_trees.py (docs/perf/split-row-folds-h100.txt),
@@ -162,8 +163,13 @@ SPLIT_FOLD_ITEMS = 4
 # bits. float32 rows only: the rows measured. The H100 holds 7 clusters of 16 one-block-an-SM blocks at once
 # (112 of 132 SMs), and a cluster's blocks wait for each other on SMs that
 # could stream other rows. By the chunks a row spans, the fewest rows that take
-# it, up to SPLIT_GRID_MAX_ROWS. H100, 2026-11-23 (scripts/probe_grid_rows.py,
-# docs/perf/split-row-grid-h100.txt), float32, % of copy, clusters -> grid:
+# it, and any number past them: H100, 2026-11-24 (scripts/ab_trees.py,
+# docs/perf/grid-one-pass-h100.txt), float32, the clusters past 256 rows (the
+# most measured before) -> the grid, us: 300 x 128256 117.8 -> 108.5 (85% ->
+# 92% of copy), 1024 x 128256 388.5 -> 365.0, 2048 x 128256 771.5 -> 728.6
+# (90% -> 95%); 512 x 262144 378.4 -> 371.9, 1024 x 262144 748.3 -> 738.3.
+# H100, 2026-11-23 (scripts/probe_grid_rows.py, docs/perf/split-row-grid-h100.txt),
+# float32, % of copy, clusters -> grid:
 SPLIT_GRID_FROM_ROWS = (
     # 65536 float32 (16384 chunks) 32 rows 69% -> 61%, 50257 88% -> 80%,
     # 32000 64% -> 59%; 65536 bfloat16 58% -> 54%: never
@@ -179,7 +185,6 @@ SPLIT_GRID_FROM_ROWS = (
     # still lose on the grid.
     (INF, 16),
 )
-SPLIT_GRID_MAX_ROWS = 256  # the most rows measured: 256 x 262144 83% -> 87%, x 128256 85% -> 87%
 SPLIT_GRID_THREADS = 256
 # Rows longer than any cluster holds in registers (the layouts above find
 # none; two_pass's before): split_row on the grid too, each of the row's T
@@ -217,17 +222,25 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
-# log_softmax rows cut over the grid past the rows it holds at once: a thread
-# folds SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its
-# chunks past K in shared memory, where that holds more rows at once. Layouts
-# with no shared-memory part, the ones measured. log_softmax's bits do not
-# depend on the fold; softmax's would (kernels/split_row.cu), and its folds
-# lost. H100, 2026-11-24 (scripts/ab_trees.py, docs/perf/grid-folds-h100.txt),
-# 128256 float32 log_softmax, 33 -> 66 rows at once, us: 34 rows 18.6 -> 18.8,
-# 48 22.9 -> 21.8, 64 25.8 both, 100 40.2 -> 38.6, 128 48.9 -> 45.8 (86% ->
-# 92% of copy), 200 78.3 -> 72.4, 256 95.0 -> 91.9. The fold starts right past
-# the unfolded cut's rows: 34 rows' 0.2 us is within the spread, and a second
-# threshold would be a rule for one measurement.
+# Rows cut over the grid past the rows it holds at once: a thread folds
+# SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
+# past K in shared memory, where that holds more rows at once. Layouts with no
+# shared-memory part, the ones measured. The grid writes every output from
+# the row's (max, sum), so a row's bits do not depend on the fold; and the
+# launches on clusters of rows no block holds write so too (`again`), as they
+# share those rows with the grid (kernels/split_row.cu). H100, 2026-11-24
+# (scripts/ab_trees.py, docs/perf/grid-folds-h100.txt), 128256 float32
+# log_softmax, 33 -> 66 rows at once, us: 34 rows 18.6 -> 18.8, 48 22.9 ->
+# 21.8, 64 25.8 both, 100 40.2 -> 38.6, 128 48.9 -> 45.8 (86% -> 92% of copy),
+# 200 78.3 -> 72.4, 256 95.0 -> 91.9. softmax kept exponentials on the grid
+# and its folds lost (four tries, same file) until it wrote as log_softmax
+# does (docs/perf/grid-one-pass-h100.txt, auto before -> after): 128 x 128256
+# float32 48.8 -> 45.6 (87% -> 93%), 256 rows 96.0 -> 93.1, 64 rows 25.8 ->
+# 25.9; the clusters writing so too, 1 row 7.9 -> 8.0, 8 rows 9.7 -> 9.9, 31
+# rows 18.9 both; 262144 (a shared-memory part, unfolded) 1 row 10.2 -> 10.9,
+# 8 rows 14.1 -> 13.6, 16 rows 18.5 -> 17.6, 128 rows 95.5 -> 94.6. The fold
+# starts right past the unfolded cut's rows: 34 rows' 0.2 us is within the
+# spread, and a second threshold would be a rule for one measurement.
 SPLIT_GRID_FOLD = 2
 # float32 rows of more than SPLIT_SHARED_FROM_CHUNKS chunks that clusters hold
 # in registers: half the threads a row (up to whole warps in 16 blocks), each
@@ -429,12 +442,14 @@ class SplitLayout:
     sizes: tuple  # the cluster sizes that may serve
     fold: int = 1  # R: the logical threads a thread of that launch stands for (one block only)
     few_k: int = 0  # with R > 1: K of the launches on clusters, one thread per logical thread
+    again: bool = False  # the launches on clusters write from the row's (max, sum) alone (a row no block holds)
 
     def cut(self, c: int) -> tuple:
-        """(knobs, the row's threads, S, again) of the launch on clusters of c blocks; again: its outputs come
-        from the row's (max, sum) alone (a launch on clusters of a folded layout: kernels/split_row.cu)."""
+        """(knobs, the row's threads, S, again) of the launch on clusters of c blocks (C = 0: on the grid);
+        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout, or of
+        a row no block holds: kernels/split_row.cu)."""
         if self.fold == 1 or c == 1:
-            return (self.k, self.fold, c), self.threads, self.extra, False
+            return (self.k, self.fold, c), self.threads, self.extra, self.again and c != 1
         return (self.few_k, 1, c), self.threads * self.fold, 0, True
 
 
@@ -738,18 +753,18 @@ class Planner:
 
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
-        SPLIT_GRID_FROM_ROWS and SPLIT_GRID_MAX_ROWS say so and the blocks fit, folded where SPLIT_GRID_FOLD
+        SPLIT_GRID_FROM_ROWS says so and the blocks fit, folded where SPLIT_GRID_FOLD
         says so; else None."""
         if (best.knobs[-1] <= 1 or op in registry.BACKWARD or pair[0] != dtypes.FLOAT32
-                or not lookup(SPLIT_GRID_FROM_ROWS, chunks) <= m <= SPLIT_GRID_MAX_ROWS):
+                or m < lookup(SPLIT_GRID_FROM_ROWS, chunks)):
             return None
         knobs, threads, extra, again = layout.cut(0)
         launch = self._on_grid(v, m, knobs, threads, extra, again, pair, facts, op)
-        if op != registry.LOG_SOFTMAX or launch is None or again or extra or m <= launch.grid // launch.unit:
+        if launch is None or extra or m <= launch.grid // launch.unit:
             return launch
         # SPLIT_GRID_FOLD: the logical threads' K chunks a thread, the rest of them in shared memory
         folded = self._on_grid(v, m, (knobs[0], -SPLIT_GRID_FOLD, 0), threads, (SPLIT_GRID_FOLD - 1) * knobs[0],
-                               False, pair, facts, op)
+                               again, pair, facts, op)
         return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
@@ -859,7 +874,9 @@ class Planner:
         if c > 1 and extra == 0 and pair[0] == dtypes.FLOAT32 and chunks > SPLIT_SHARED_FROM_CHUNKS:
             threads = _round_up(threads // 2, 32 * max(sizes))  # see SPLIT_SHARED_FROM_CHUNKS
             extra = _ceil_div(chunks, threads) - k
-        layout = SplitLayout(k, threads, extra, tuple(sizes))
+        # a row no block holds writes from its (max, sum) on clusters as on the grid (see SPLIT_GRID_FOLD)
+        again = c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
+        layout = SplitLayout(k, threads, extra, tuple(sizes), again=again)
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
             return layout  # see SPLIT_FOLD
         few = [kk for kk, r, cc in v.knob_sets(op)
@@ -922,7 +939,7 @@ class Planner:
 
     def _cluster_launch(self, v, m, knobs, threads, extra, again: bool = False) -> Launch:
         """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S;
-        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout)."""
+        again: its outputs come from the row's (max, sum) alone (SplitLayout.cut)."""
         c = knobs[-1]
         # One cluster per row (the kernel loops only past the grid limit): how
         # many clusters fit at once depends on how the GPU groups its SMs, so a

@@ -59,8 +59,6 @@ class Variant:
     # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds and its grid
     # launches, which cut only layouts of clusters).
     cluster_only: tuple[tuple[int, ...], ...] = ()
-    # Knob sets of `knobs` compiled for log_softmax alone (split_row's folds on the grid: kernels/split_row.cu).
-    log_only: tuple[tuple[int, ...], ...] = ()
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
@@ -79,8 +77,7 @@ class Variant:
     def knob_sets(self, op: str = SOFTMAX, cc: tuple[int, int] = (9, 0)) -> list[tuple[int, ...]]:
         """The knob sets compiled for `op` on a device of compute capability `cc`."""
         knobs = self.backward_knobs if op in BACKWARD and self.backward_knobs is not None else self.knobs
-        return [k for k in knobs if (cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only))
-                and (op == LOG_SOFTMAX or k not in self.log_only)] or [()]
+        return [k for k in knobs if cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only)] or [()]
 
     def twin_with_options(self, knobs) -> tuple | None:
         """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
@@ -118,7 +115,7 @@ SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
-SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there (log_softmax alone)
+SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -175,11 +172,11 @@ VARIANTS: dict[str, Variant] = {
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
-            # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds, for
-            # log_softmax alone (planner: SPLIT_GRID_FOLD)
+            # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds
+            # (planner: SPLIT_GRID_FOLD)
             knobs=SPLIT_UNFOLDED + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
             backward_knobs=SPLIT_UNFOLDED, plain_knob=1,
-            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED, log_only=SPLIT_GRID_FOLDED,
+            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -41,8 +41,9 @@
 // S, by the row alone and picks only C (with R) by the number of rows; a
 // logical thread's chunks and the tree follow from T, so a row's bits do not
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
-// alone (csm::Held), in the block (R > 1 or R < 0) and in the clusters and on
-// the grid (`again`; folds on the grid: log_softmax alone, below).
+// alone (csm::Held), in the block (R > 1 or R < 0) and in the clusters
+// (`again`); so do they on the grid, always, and in the clusters of rows no
+// block holds (`again`: the launches that share those rows with the grid).
 //
 // Limits: the row's chunks, ceil((N + shift) / V) with V = 16 / sizeof(Tin)
 // and shift its misalignment in elements (up to V - 1; the planner counts 0
@@ -68,7 +69,7 @@
 // the fused options (csm::Fused) after the row strides (R <= 0 ignores them,
 // calls without options; R = 0 S too: rows in registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
-// for float-accumulating K <= 4, the planner gives it nowhere else); dynamic
+// by float-accumulating kernels, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
 // (-G * blockDim.x) where G < 0 folds) and the workspace, its first
@@ -195,14 +196,15 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 }
 
 // `again`: write every output from the row's (max, sum) alone, never from
-// kept exponentials: a launch on clusters of a row whose one-block launch
-// folds (csm::Held). It picks the row loop's Held type once a launch (two
-// loops take the registers of the larger); choosing it per element took the
-// float32 K = 8 cluster kernels from 69 to 96 registers (sm_90), and even
-// once a launch it cost K = 8 and float64 kernels registers they cannot
-// spare, so only float-accumulating K <= 4 compile it (the planner's folds
-// launch no other). Clusters and the grid keep no half-precision
-// exponentials at all: their K <= 4 launches are the folds' (`again`; rows
+// kept exponentials, on clusters (C > 1) of a float-accumulating row: the
+// rows whose one-block launch folds (csm::Held), and the rows no block holds,
+// which the grid shares (below). It picks the row loop's Held type once a
+// launch: two loops take the registers of the larger and more (float32 K = 8
+// on clusters of 2 to 8: 63 -> 68, sm_90; the rows that launch those past 256
+// went to the grid, and 512 x 100003 float32 at (8, 8), 448 threads, tied at
+// 165.8 -> 165.9 us; choosing per element took them from 69 to 96). The grid
+// keeps no exponentials at all. Clusters keep no half-precision
+// exponentials either: their K <= 4 launches are the folds' (`again`; rows
 // whose own layout takes clusters hold more than 512 chunks a block: K = 8),
 // and the loop that keeps 32 a thread took the bfloat16 K = 4 cluster kernel
 // from 40 registers to 56 (H100, 2026-11-23: 32 x 128256 bfloat16 52% -> 67%
@@ -215,11 +217,11 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
     __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R, G>::kGroups];
-    constexpr bool keep = R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
+    constexpr bool keep = C != 0 && R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
     using Kept = csm::Held<A, Tin, K, LOG, R, keep>;  // keeps exponentials where it may
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
     const csm::RowTree<C, R, G> tree(blocks, board, rows);
-    if (C != 1 && K <= 4 && sizeof(A) == 4 && again && keep)
+    if (C != 1 && sizeof(A) == 4 && again && keep)
         split_rows<Tin, Tout, LOG, K, R, C, G, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                    warp_pairs, group_pairs, tree);
     else
@@ -326,23 +328,19 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
 // warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS).
 //
-// G < 0 folds R = -G logical threads a thread instead (one group a warp),
-// for log_softmax alone: the row's layout with 1 / R of the threads (K in
-// registers, the rest of the logical threads' chunks in shared memory: S =
-// R * (K + S') - K, S' the unfolded layout's S), so the grid holds R times
-// its rows at once (128256 float32: 66 rows, not 33). log_softmax writes
-// from the row's (max, sum) whatever the fold, so its bits are the unfolded
-// launch's; softmax keeps exponentials unfolded (the
-// registers' chunks once, not twice), which a fold would change, and its
-// folds on the grid lost anyway: the kept form at 72 registers held 49 rows
-// (128 x 128256 float32 49.2 -> 55.4 us), and with K = 4 and S = 12 (56
-// registers, 66 rows) it lost 64 rows 25.9 -> 28.3 us and tied 128, and the
-// same with the shared-memory part's exponentials kept in place instead of
-// taken again after the barrier; at K = 8 in 62 registers (66 rows, as
-// log_softmax's fold) 128 rows 49.0 -> 49.6 us. Its two passes (a thread's
-// max over all its chunks, then their exponentials, after the last lands)
-// double per wave as the waves halve (H100, 2026-11-24,
-// docs/perf/grid-folds-h100.txt).
+// G < 0 folds R = -G logical threads a thread instead (one group a warp):
+// the row's layout with 1 / R of the threads (K in registers, the rest of the
+// logical threads' chunks in shared memory: S = R * (K + S') - K, S' the
+// unfolded layout's S), so the grid holds R times its rows at once (128256
+// float32: 66 rows, not 33). The grid writes from the row's (max, sum)
+// whatever the fold, so the bits are the unfolded launch's. softmax kept
+// exponentials here before (the registers' chunks exponentiated once, not
+// twice), which a fold would change, and its folds lost in every form tried:
+// two passes (a thread's max over all its chunks, then their exponentials,
+// after the last lands) double per wave as the waves halve (H100,
+// 2026-11-24, docs/perf/grid-folds-h100.txt: 128 x 128256 float32 at K = 8 in
+// 62 registers, 66 rows at once, 49.0 -> 49.6 us). In one pass it folds as
+// log_softmax does: 48.8 -> 45.6 us (docs/perf/grid-one-pass-h100.txt).
 namespace csm {
 template <int G>
 constexpr int grid_groups = G > 0 ? G : 1;
@@ -358,7 +356,6 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {
-    static_assert(G > 0 || LOG, "folds on the grid: log_softmax alone (its bits do not depend on the fold)");
     split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>>(
         x, y, rows, n, x_row_stride, y_row_stride, csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
         again != 0, blocks, board);

@@ -14,10 +14,10 @@ for m, n in [(8, 262144), (32, 262144), (32, 128256)]:
     x = bench.random_input(m, n, f32); y = cupy.empty_like(x)
     ref = reference.softmax(cupy.asnumpy(x), axis=-1)
     fns = {"copy": bench.copy_call(x.nbytes)}
-    planner.SPLIT_GRID_MAX_ROWS = 0; api._launches.clear()  # the clusters
+    planner.SPLIT_GRID_FROM_ROWS = ((planner.INF, planner.INF),); api._launches.clear()  # the clusters
     kc, lc = api.plan(dev, "auto", m, n, (f32, f32))
     fns[f"product cluster {lc.knobs} {lc.block}"] = lambda: api.launch_rows(kc, lc, x, y)
-    planner.SPLIT_GRID_FROM_ROWS, planner.SPLIT_GRID_MAX_ROWS = ((planner.INF, 1),), 10**6; api._launches.clear()  # the grid
+    planner.SPLIT_GRID_FROM_ROWS = ((planner.INF, 1),); api._launches.clear()  # the grid
     kg, lg = api.plan(dev, "auto", m, n, (f32, f32))
     fns[f"product grid {lg.knobs} {lg.block}x{lg.grid}, cupy.zeros"] = lambda: api.launch_rows(kg, lg, x, y)
     ws = cupy.zeros(lg.workspace, numpy.uint8)

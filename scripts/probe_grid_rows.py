@@ -4,12 +4,12 @@ import sys
 import cupy, numpy
 from cupysoftmax import api, bench, dtypes, planner, reference
 
-RULE = (planner.SPLIT_GRID_FROM_ROWS, planner.SPLIT_GRID_MAX_ROWS)
+RULE = planner.SPLIT_GRID_FROM_ROWS
 
 
-def fresh(limit):
-    """Clusters' rows on the grid up to `limit` rows (0: none), from one row on; None: the planner's own rule."""
-    planner.SPLIT_GRID_FROM_ROWS, planner.SPLIT_GRID_MAX_ROWS = RULE if limit is None else (((planner.INF, 1),), limit)
+def fresh(grid):
+    """Clusters' rows on the grid from one row on (True), never (False), or by the planner's own rule (None)."""
+    planner.SPLIT_GRID_FROM_ROWS = RULE if grid is None else ((planner.INF, 1 if grid else planner.INF),)
     api._launches.clear(); api._calls.clear()
 
 def call(op, x, **kw):
@@ -33,8 +33,8 @@ for m, n, dt, op, mis, masked, scale in CASES:
     kw = dict(scale=scale) if scale != 1.0 else {}
     if masked: kw["where"] = mask
     outs = {}
-    for mode, limit in (("grid", 10**6), ("cluster", 0)):
-        fresh(limit)
+    for mode, grid in (("grid", True), ("cluster", False)):
+        fresh(grid)
         key = (m, n, d, d)
         launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (d, d), api.rows_aligned(x), {"softmax": "softmax", "log_softmax": "log_softmax"}[op], masked or scale != 1.0)[1]
         y = cupy.full((m, n), numpy.nan, d)
@@ -53,7 +53,7 @@ for m, n, dt, op, mis, masked, scale in CASES:
     print(f"{m} x {n} {dt} {op}{' misaligned' if mis else ''}{' where' if masked else ''}{' scale' if scale != 1 else ''}: "
           f"grid {lg.knobs} {lg.block}x{lg.grid} | cluster {lc.knobs} {lc.block}x{lc.grid}: reference {'ok' if ok else 'WRONG'}, bits {'same' if same else 'DIFFER'}")
     # the next call after a grid launch works (fresh workspace each call): run twice more, compare bits
-    fresh(10**6)
+    fresh(True)
     y2 = cupy.full((m, n), numpy.nan, d); call(op, x, out=y2, **kw); call(op, x, out=y2, **kw)
     if not bool((y2.view(bits) == yg.view(bits)).all()):
         print("   REPEAT DIFFERS"); bad += 1
@@ -68,8 +68,8 @@ for n, dt in [(262144, "float32"), (128256, "float32"), (65536, "float32"), (502
         x = bench.random_input(m, n, d); y = cupy.empty_like(x)
         fns = {"copy": bench.copy_call(x.nbytes)}
         picks = {}
-        for mode, limit in (("grid", 10**6), ("cluster", 0)):
-            fresh(limit)
+        for mode, grid in (("grid", True), ("cluster", False)):
+            fresh(grid)
             kernel, launch = api.plan(dev, "auto", m, n, (d, d))
             picks[mode] = launch
             fns[mode] = (lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y))

@@ -320,19 +320,20 @@ def split_facts(name, knobs):
      (4096, 4096, (8, 0, 1), 128, 0, 0),  # past 512: eight
      (4096, 65536, (8, -4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
                                             # four logical threads a thread (16 chunks: four each), plain
-     (8, 128256, (8, 1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks
+     (8, 128256, (8, 1, 16), 256, 0, 1),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks, writing from the
+                                          # row's (max, sum) as the grid does (no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
-     (31, 128256, (8, 1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
+     (31, 128256, (8, 1, 16), 256, 0, 1),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
      (64, 32000, (8, 0, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (300, 128256, (8, 1, 8), 512, 0, 0),  # no block holds a float32 row: clusters, no fold (past the grid's rows)
+     (300, 100003, (8, 1, 8), 448, 0, 1),  # no block holds a float32 row: clusters, no fold (the grid takes none)
      (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
      (4096, 16388, (8, 0, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "31_rows_cluster16",
-         "64_rows_block_per_row", "63_rows_cluster16", "300_long_rows_cluster8", "8_rows_64KB_no_cluster",
+         "64_rows_block_per_row", "63_rows_cluster16", "300_long_rows_cluster8_off_the_grid", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -371,9 +372,9 @@ def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(
     "m, n, pair, op, blocks, block",
     [(32, 128256, F32, registry.SOFTMAX, 16, 256),  # 4096 threads a row: 16 blocks of 256 anywhere
      (16, 262144, F32, registry.LOG_SOFTMAX, 16, 256),  # 4096 threads a row (SPLIT_SHARED_FROM_CHUNKS): 16 blocks
-     (256, 262144, F32, registry.SOFTMAX, 16, 256),  # SPLIT_GRID_MAX_ROWS
+     (1024, 262144, F32, registry.SOFTMAX, 16, 256),  # any number of rows past them
      (20, 278528, F32, registry.SOFTMAX, 18, 256)],  # 8704 threads halved up to 4608 (144 warps): 18 blocks of 8
-    ids=["n128256_from_32_rows", "n262144_log_softmax_from_16_rows", "n262144_up_to_256_rows",
+    ids=["n128256_from_32_rows", "n262144_log_softmax_from_16_rows", "n262144_1024_rows",
          "blocks_of_whole_warps_dividing_the_row"],
 )
 def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, n, pair, op, blocks, block):
@@ -389,11 +390,12 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
 @pytest.mark.parametrize("m, op, knobs, rows_at_once", [
     (33, registry.LOG_SOFTMAX, (8, 1, 0), 33),  # the grid holds them at once: a thread for each logical thread
     (34, registry.LOG_SOFTMAX, (8, -2, 0), 34),  # past the 33 it holds so: two logical threads a thread
-    (256, registry.LOG_SOFTMAX, (8, -2, 0), 66),  # SPLIT_GRID_MAX_ROWS
-    (256, registry.SOFTMAX, (8, 1, 0), 33),  # softmax does not fold (SPLIT_GRID_FOLD)
+    (256, registry.LOG_SOFTMAX, (8, -2, 0), 66),
+    (33, registry.SOFTMAX, (8, 1, 0), 33),
+    (1024, registry.SOFTMAX, (8, -2, 0), 66),
 ], ids=["log_softmax_33_rows_unfolded", "log_softmax_34_rows_folded", "log_softmax_256_rows_folded",
-        "softmax_256_rows_unfolded"])
-def test_split_row_folds_log_softmax_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op, knobs, rows_at_once):
+        "softmax_33_rows_unfolded", "softmax_1024_rows_folded"])
+def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op, knobs, rows_at_once):
     launch = h100.plan("split_row", m, 128256, F32, split_facts, op=op)
     assert launch.knobs == knobs and launch.grid // launch.unit == rows_at_once
     assert row_layout(launch, op) == row_layout(h100.plan("split_row", 1, 128256, F32, split_facts, op=op), op)
@@ -422,10 +424,10 @@ def test_split_row_keeps_long_float32_rows_half_in_shared_memory(h100, n, pair, 
 
 @pytest.mark.parametrize(
     "m, n, pair, op",
-    [(31, 128256, F32, registry.SOFTMAX), (15, 262144, F32, registry.SOFTMAX), (257, 262144, F32, registry.SOFTMAX),
-     (128, 65536, F32, registry.SOFTMAX), (128, 262144, BF16, registry.SOFTMAX), (64, 150001, F64, registry.SOFTMAX),
+    [(31, 128256, F32, registry.SOFTMAX), (15, 262144, F32, registry.SOFTMAX),
+     (128, 65536, F32, registry.SOFTMAX), (257, 120000, F32, registry.SOFTMAX), (128, 262144, BF16, registry.SOFTMAX), (64, 150001, F64, registry.SOFTMAX),
      (64, 262144, F32, registry.SOFTMAX_BACKWARD)],
-    ids=["n128256_below_32_rows", "n262144_below_16_rows", "past_256_rows", "n65536_chunks_never",
+    ids=["n128256_below_32_rows", "n262144_below_16_rows", "n65536_chunks_never", "n120000_chunks_never",
          "bf16_not_measured", "f64_not_measured", "gradients_never"],
 )
 def test_split_row_keeps_clusters_outside_the_grid_rule(h100, m, n, pair, op):
@@ -445,10 +447,11 @@ def cluster_bound_facts(name, knobs):
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
 
-@pytest.mark.parametrize("m", [8, 257, 8192], ids=["few_rows", "past_the_grid_rows", "many_rows"])
+@pytest.mark.parametrize("m", [8, 257, 8192], ids=["few_rows", "257_rows", "many_rows"])
 def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
-    # 128256 float32: 4096 threads a row; (8, 8) would give one 512-thread block an SM
-    launch = h100.plan("split_row", m, 128256, F32, cluster_bound_facts)
+    # 120000 float32 (30000 chunks: rows the grid does not take): 4096 threads a row; (8, 8) would give one
+    # 512-thread block an SM
+    launch = h100.plan("split_row", m, 120000, F32, cluster_bound_facts)
     assert (launch.knobs, launch.block) == ((8, 1, 16), 256)
 
 
@@ -501,8 +504,8 @@ SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 10000
 def row_layout(launch, op=registry.SOFTMAX):
     """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R,
     or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
-    and unless its outputs come from the row's (max, sum) alone (folds, `again` in clusters, log_softmax
-    always: its one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
+    and unless its outputs come from the row's (max, sum) alone (folds, `again` in clusters, the grid and
+    log_softmax always: one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
     a thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
@@ -510,7 +513,7 @@ def row_layout(launch, op=registry.SOFTMAX):
         blocks, folds = args[2], max(-r, 1)
     else:  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
         blocks, folds = c, abs(r) or 1
-    again = folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
+    again = c == 0 or folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
     threads = launch.block * blocks * folds
     return (threads, "again") if again else (threads, k, args[:2])
 
@@ -518,10 +521,10 @@ def row_layout(launch, op=registry.SOFTMAX):
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
 # the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
 # chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
-# (100003 float32 needs clusters of its own); float32 log_softmax also folds on the grid past the rows it
-# holds at once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here)
+# (100003 float32 needs clusters of its own); float32 rows also fold on the grid past the rows it holds at
+# once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here)
 @pytest.mark.parametrize("op, pair, facts, folds", [
-    (registry.SOFTMAX, F32, "split_facts", {50257, 65536}),
+    (registry.SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
     (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
     (registry.LOG_SOFTMAX, BF16, "split_facts", {65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
@@ -545,7 +548,7 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                 if launch.knobs[1] < 0 or (launch.knobs[1] > 1 and launch.knobs[-1] == 1):  # folds (not G on the grid)
                     folded.add(n)
                 if launch.args[1:] and int(launch.args[1]):  # `again` where the kernels compile it (split_row.cu)
-                    assert launch.knobs[0] <= 4 and pair != F64, launch
+                    assert dtypes.accumulator(pair).itemsize == 4, launch
             assert len(layouts) <= 1, (n, aligned, layouts)
     # the paths this walks: folds where one block serves many rows and clusters few (forward, sm_90)
     assert folded == (folds if device is H100 else set())
