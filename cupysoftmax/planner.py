@@ -138,9 +138,8 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # where clusters may serve fewer rows: a thread of that block folds
 # SPLIT_FOLD logical threads of the row, and the launches on clusters give
 # each logical thread a thread of its own with at most SPLIT_FOLD_ITEMS
-# chunks, in registers (rows past that do not fold: the cluster kernels
-# compiled their `again` path for K <= 4 alone when this was measured, and
-# float64 ones compile none). The
+# chunks, in registers (rows past that, and float64 rows, do not fold: the
+# cluster kernels compile their `again` path for K <= 4 in float alone). The
 # row's tree follows its logical threads (kernels/split_row.cu), so few rows
 # spread over four times the threads of one block without changing a row's
 # bits. H100, 2026-11-23, scripts/ab_trees.py (docs/perf/split-row-folds-h100.txt),
@@ -227,7 +226,7 @@ SPLIT_GRID_GROUPS = (1, 4)
 # past K in shared memory, where that holds more rows at once. Layouts with no
 # shared-memory part, the ones measured. The grid writes every output from
 # the row's (max, sum), so a row's bits do not depend on the fold; and the
-# launches on clusters of rows no block holds write so too (`again`), as they
+# launches on clusters of rows no block holds write so too (R = -1), as they
 # share those rows with the grid (kernels/split_row.cu). H100, 2026-11-24
 # (scripts/ab_trees.py, docs/perf/grid-folds-h100.txt), 128256 float32
 # log_softmax, 33 -> 66 rows at once, us: 34 rows 18.6 -> 18.8, 48 22.9 ->
@@ -442,14 +441,14 @@ class SplitLayout:
     sizes: tuple  # the cluster sizes that may serve
     fold: int = 1  # R: the logical threads a thread of that launch stands for (one block only)
     few_k: int = 0  # with R > 1: K of the launches on clusters, one thread per logical thread
-    again: bool = False  # the launches on clusters write from the row's (max, sum) alone (a row no block holds)
+    one_pass: bool = False  # its clusters write from the row's (max, sum) as the grid does: R = -1 (no block holds it)
 
     def cut(self, c: int) -> tuple:
         """(knobs, the row's threads, S, again) of the launch on clusters of c blocks (C = 0: on the grid);
-        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout, or of
-        a row no block holds: kernels/split_row.cu)."""
+        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout:
+        kernels/split_row.cu)."""
         if self.fold == 1 or c == 1:
-            return (self.k, self.fold, c), self.threads, self.extra, self.again and c != 1
+            return (self.k, -1 if self.one_pass and c > 1 else self.fold, c), self.threads, self.extra, False
         return (self.few_k, 1, c), self.threads * self.fold, 0, True
 
 
@@ -764,7 +763,7 @@ class Planner:
             return launch
         # SPLIT_GRID_FOLD: the logical threads' K chunks a thread, the rest of them in shared memory
         folded = self._on_grid(v, m, (knobs[0], -SPLIT_GRID_FOLD, 0), threads, (SPLIT_GRID_FOLD - 1) * knobs[0],
-                               again, pair, facts, op)
+                               False, pair, facts, op)
         return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
@@ -875,8 +874,8 @@ class Planner:
             threads = _round_up(threads // 2, 32 * max(sizes))  # see SPLIT_SHARED_FROM_CHUNKS
             extra = _ceil_div(chunks, threads) - k
         # a row no block holds writes from its (max, sum) on clusters as on the grid (see SPLIT_GRID_FOLD)
-        again = c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
-        layout = SplitLayout(k, threads, extra, tuple(sizes), again=again)
+        one_pass = c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
+        layout = SplitLayout(k, threads, extra, tuple(sizes), one_pass=one_pass)
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
             return layout  # see SPLIT_FOLD
         few = [kk for kk, r, cc in v.knob_sets(op)
@@ -939,7 +938,7 @@ class Planner:
 
     def _cluster_launch(self, v, m, knobs, threads, extra, again: bool = False) -> Launch:
         """extra: the chunks a thread keeps in shared memory (the kernel's S), or None for a kernel without S;
-        again: its outputs come from the row's (max, sum) alone (SplitLayout.cut)."""
+        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout)."""
         c = knobs[-1]
         # One cluster per row (the kernel loops only past the grid limit): how
         # many clusters fit at once depends on how the GPU groups its SMs, so a

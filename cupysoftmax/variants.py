@@ -81,9 +81,10 @@ class Variant:
 
     def twin_with_options(self, knobs) -> tuple | None:
         """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
-        where `knobs` reads them already. split_row's grid kernels always do: their knob there is G, not R."""
+        where `knobs` reads them already. split_row's cluster and grid kernels always do (their R = -1 is no
+        plain knob; on the grid the knob is G, not R)."""
         i = self.plain_knob
-        if i is None or knobs[i] > 0 or self.gridded(knobs):
+        if i is None or knobs[i] > 0 or self.clustered(knobs) or self.gridded(knobs):
             return None
         return (*knobs[:i], -knobs[i] or 1, *knobs[i + 1:])
 
@@ -116,6 +117,7 @@ SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there
+SPLIT_ONE_PASS = tuple((8, -1, c) for c in (2, 4, 8, 16))  # R = -1 on clusters: outputs from the row's (max, sum)
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -169,12 +171,14 @@ VARIANTS: dict[str, Variant] = {
             # gradients fold none.
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
             # registers (its R = 1 twin takes them: plain_knob); R = -4 the plain fold (its twin R = 4).
+            # R = -1 on clusters writes every output from the row's (max, sum), as the grid does: the clusters
+            # of a row no block holds (planner: SplitLayout.one_pass); clusters always read the options.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
             # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds
             # (planner: SPLIT_GRID_FOLD)
-            knobs=SPLIT_UNFOLDED + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
+            knobs=SPLIT_UNFOLDED + SPLIT_ONE_PASS + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
             backward_knobs=SPLIT_UNFOLDED, plain_knob=1,
             cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",

@@ -26,7 +26,8 @@
 // warp a group cannot hold take blocks of fewer warps (G = 4: float32 rows
 // of 4194304).
 //
-// Folds (R > 1, one block; R < 0 folds -R, plain: below): thread t stands
+// Folds (R > 1, one block; R < 0 folds -R, plain: below; clusters fold
+// none, R = -1 there is ONE_PASS, below): thread t stands
 // for the row's R logical threads t + r * blockDim.x, T = R * blockDim.x of
 // them, and its chunk j belongs to
 // logical thread t + (j % R) * blockDim.x, which thus owns the chunks
@@ -43,7 +44,8 @@
 // depend on its batch. Where R folds, outputs come from the row's (max, sum)
 // alone (csm::Held), in the block (R > 1 or R < 0) and in the clusters
 // (`again`); so do they on the grid, always, and in the clusters of rows no
-// block holds (`again`: the launches that share those rows with the grid).
+// block holds (R = -1, ONE_PASS: the launches that share those rows with the
+// grid).
 //
 // Limits: the row's chunks, ceil((N + shift) / V) with V = 16 / sizeof(Tin)
 // and shift its misalignment in elements (up to V - 1; the planner counts 0
@@ -69,7 +71,7 @@
 // the fused options (csm::Fused) after the row strides (R <= 0 ignores them,
 // calls without options; R = 0 S too: rows in registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
-// by float-accumulating kernels, the planner gives it nowhere else); dynamic
+// by float-accumulating K <= 4, the planner gives it nowhere else); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
 // (-G * blockDim.x) where G < 0 folds) and the workspace, its first
@@ -196,20 +198,23 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 }
 
 // `again`: write every output from the row's (max, sum) alone, never from
-// kept exponentials, on clusters (C > 1) of a float-accumulating row: the
-// rows whose one-block launch folds (csm::Held), and the rows no block holds,
-// which the grid shares (below). It picks the row loop's Held type once a
-// launch: two loops take the registers of the larger and more (float32 K = 8
-// on clusters of 2 to 8: 63 -> 68, sm_90; the rows that launch those past 256
-// went to the grid, and 512 x 100003 float32 at (8, 8), 448 threads, tied at
-// 165.8 -> 165.9 us; choosing per element took them from 69 to 96). The grid
-// keeps no exponentials at all. Clusters keep no half-precision
-// exponentials either: their K <= 4 launches are the folds' (`again`; rows
-// whose own layout takes clusters hold more than 512 chunks a block: K = 8),
-// and the loop that keeps 32 a thread took the bfloat16 K = 4 cluster kernel
-// from 40 registers to 56 (H100, 2026-11-23: 32 x 128256 bfloat16 52% -> 67%
-// of copy without that loop, as log_softmax's; 8 x 128256 56% -> 59%).
-template <typename Tin, typename Tout, bool LOG, int K, int R, int C, int G = 1>
+// kept exponentials: a launch on clusters of a row whose one-block launch
+// folds (csm::Held). It picks the row loop's Held type once a launch (two
+// loops take the registers of the larger); choosing it per element took the
+// float32 K = 8 cluster kernels from 69 to 96 registers (sm_90). Only
+// float-accumulating K <= 4 compile it (the planner's folds launch no
+// other): compiled into the K = 8 kernels it slowed their kept path (H100,
+// 2026-11-24, 1 x 32000 float32 at (8, 1, 16) 7.0 -> 9.4 us, 3112 -> 4096
+// instructions, registers 64 both; docs/perf/grid-one-pass-h100.txt).
+// ONE_PASS writes so at compile time: the grid always, and the clusters of a
+// row no block holds (R = -1 on clusters), which share their rows with the
+// grid. Clusters keep no half-precision exponentials at all: their K <= 4
+// launches are the folds' (`again`; rows whose own layout takes clusters
+// hold more than 512 chunks a block: K = 8), and the loop that keeps 32 a
+// thread took the bfloat16 K = 4 cluster kernel from 40 registers to 56
+// (H100, 2026-11-23: 32 x 128256 bfloat16 52% -> 67% of copy without that
+// loop, as log_softmax's; 8 x 128256 56% -> 59%).
+template <typename Tin, typename Tout, bool LOG, int K, int R, int C, int G = 1, bool ONE_PASS = false>
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
                                           const csm::Fused& fused, int smem_chunks, bool again,
@@ -217,11 +222,11 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
     __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R, G>::kGroups];
-    constexpr bool keep = C != 0 && R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
+    constexpr bool keep = !ONE_PASS && R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
     using Kept = csm::Held<A, Tin, K, LOG, R, keep>;  // keeps exponentials where it may
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
     const csm::RowTree<C, R, G> tree(blocks, board, rows);
-    if (C != 1 && sizeof(A) == 4 && again && keep)
+    if (C != 1 && K <= 4 && sizeof(A) == 4 && again && keep)
         split_rows<Tin, Tout, LOG, K, R, C, G, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                    warp_pairs, group_pairs, tree);
     else
@@ -308,8 +313,10 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
                               long long x_row_stride, long long y_row_stride, double scale,
                               const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                               int smem_chunks, int again) {
-    split_row<Tin, Tout, LOG, K, R, C>(x, y, rows, n, x_row_stride, y_row_stride,
-                                       csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks, again != 0);
+    static_assert(R == 1 || R == -1, "clusters fold no rows; R = -1 writes in one pass (ONE_PASS)");
+    split_row<Tin, Tout, LOG, K, 1, C, 1, (R < 0)>(x, y, rows, n, x_row_stride, y_row_stride,
+                                                  csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
+                                                  again != 0);
 }
 
 // A row over `blocks` blocks anywhere on the grid (C = 0), its warp values
@@ -356,7 +363,7 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {
-    split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>>(
+    split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>, true>(
         x, y, rows, n, x_row_stride, y_row_stride, csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
         again != 0, blocks, board);
 }

@@ -320,13 +320,13 @@ def split_facts(name, knobs):
      (4096, 4096, (8, 0, 1), 128, 0, 0),  # past 512: eight
      (4096, 65536, (8, -4, 1), 1024, 8, 0),  # 256 KB rows: 128 KB in registers, 128 KB in shared memory,
                                             # four logical threads a thread (16 chunks: four each), plain
-     (8, 128256, (8, 1, 16), 256, 0, 1),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks, writing from the
-                                          # row's (max, sum) as the grid does (no block holds the row)
+     (8, 128256, (8, -1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks, writing from
+                                           # the row's (max, sum) as the grid does (R = -1: no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
-     (31, 128256, (8, 1, 16), 256, 0, 1),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
+     (31, 128256, (8, -1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
      (64, 32000, (8, 0, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (300, 100003, (8, 1, 8), 448, 0, 1),  # no block holds a float32 row: clusters, no fold (the grid takes none)
+     (300, 100003, (8, -1, 8), 448, 0, 0),  # no block holds a float32 row: clusters, no fold (the grid takes none)
      (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
      (4096, 16388, (8, 0, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
@@ -452,7 +452,7 @@ def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
     # 120000 float32 (30000 chunks: rows the grid does not take): 4096 threads a row; (8, 8) would give one
     # 512-thread block an SM
     launch = h100.plan("split_row", m, 120000, F32, cluster_bound_facts)
-    assert (launch.knobs, launch.block) == ((8, 1, 16), 256)
+    assert (launch.knobs, launch.block) == ((8, -1, 16), 256)
 
 
 def wide_block_facts(name, knobs):
@@ -484,7 +484,7 @@ def test_split_row_rounds_no_layout_past_its_kernel(h100):
     # 36000 float32 (9000 chunks) over 2 blocks of 576 threads: rounding the row's 1152 threads to whole warps
     # in 16 blocks (1536) would take 768; an earlier rule failed on such a row with min() of no launches
     launch = h100.plan("split_row", 8, 36000, F32, no_cut_facts)
-    assert (launch.knobs, launch.block) == ((8, 1, 2), 576)
+    assert (launch.knobs, launch.block) == ((8, -1, 2), 576)  # no block holds it: R = -1
 
 
 def unlaunchable_facts(name, knobs):
@@ -504,16 +504,18 @@ SPLIT_ROW_LENGTHS = [1000, 4096, 16384, 16388, 26632, 32000, 50257, 65536, 10000
 def row_layout(launch, op=registry.SOFTMAX):
     """What a row's bits follow in split_row (kernels/split_row.cu): its logical threads (C x blockDim.x x R,
     or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
-    and unless its outputs come from the row's (max, sum) alone (folds, `again` in clusters, the grid and
+    and unless its outputs come from the row's (max, sum) alone (folds, `again` and R = -1 in clusters, the grid and
     log_softmax always: one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
     a thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
     if c == 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
         blocks, folds = args[2], max(-r, 1)
+    elif c > 1:  # clusters fold none (R = -1: one pass)
+        blocks, folds = c, 1
     else:  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
         blocks, folds = c, abs(r) or 1
-    again = c == 0 or folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
+    again = c == 0 or (c > 1 and r < 0) or folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
     threads = launch.block * blocks * folds
     return (threads, "again") if again else (threads, k, args[:2])
 
@@ -545,10 +547,11 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                 except UnsuitableVariant:
                     continue
                 layouts.add(row_layout(launch, op))
-                if launch.knobs[1] < 0 or (launch.knobs[1] > 1 and launch.knobs[-1] == 1):  # folds (not G on the grid)
+                k, r, c = launch.knobs  # folds: R < 0 or R > 1 in one block, G < 0 on the grid (R = -1 on clusters is none)
+                if (r < 0 and c <= 1) or (r > 1 and c == 1):
                     folded.add(n)
                 if launch.args[1:] and int(launch.args[1]):  # `again` where the kernels compile it (split_row.cu)
-                    assert dtypes.accumulator(pair).itemsize == 4, launch
+                    assert launch.knobs[0] <= 4 and pair != F64, launch
             assert len(layouts) <= 1, (n, aligned, layouts)
     # the paths this walks: folds where one block serves many rows and clusters few (forward, sm_90)
     assert folded == (folds if device is H100 else set())
