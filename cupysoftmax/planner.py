@@ -235,9 +235,10 @@ SPLIT_GRID_GROUPS = (1, 4)
 # and its folds lost (four tries, same file) until it wrote as log_softmax
 # does (docs/perf/grid-one-pass-h100.txt, auto before -> after): 128 x 128256
 # float32 48.8 -> 45.6 (87% -> 93%), 256 rows 96.0 -> 93.1, 64 rows 25.8 ->
-# 25.9; the clusters writing so too, 1 row 7.9 -> 8.0, 8 rows 9.7 -> 9.9, 31
-# rows 18.9 both; 262144 (a shared-memory part, unfolded) 1 row 10.2 -> 10.9,
-# 8 rows 14.1 -> 13.6, 16 rows 18.5 -> 17.6, 128 rows 95.5 -> 94.6. The fold
+# 25.9; the clusters writing so too (R = -1, run 6), 1 row 7.8 -> 7.9, 8 rows
+# 9.8 -> 9.7; 262144 (a shared-memory part, unfolded) 1 row 10.2 -> 10.9, 8
+# rows 14.0 -> 13.6, and on the grid (run 2) 16 rows 18.5 -> 17.6, 128 rows
+# 95.5 -> 94.6. The fold
 # starts right past the unfolded cut's rows: 34 rows' 0.2 us is within the
 # spread, and a second threshold would be a rule for one measurement.
 SPLIT_GRID_FOLD = 2
@@ -444,9 +445,9 @@ class SplitLayout:
     one_pass: bool = False  # its clusters write from the row's (max, sum) as the grid does: R = -1 (no block holds it)
 
     def cut(self, c: int) -> tuple:
-        """(knobs, the row's threads, S, again) of the launch on clusters of c blocks (C = 0: on the grid);
-        again: its outputs come from the row's (max, sum) alone (a launch on clusters of a folded layout:
-        kernels/split_row.cu)."""
+        """(knobs, the row's threads, S, again) of the launch on clusters of c blocks (C = 0: on the grid, which
+        writes in one pass, as R = -1 on clusters does); again: its outputs come from the row's (max, sum) alone
+        (a launch on clusters of a folded layout: kernels/split_row.cu)."""
         if self.fold == 1 or c == 1:
             return (self.k, -1 if self.one_pass and c > 1 else self.fold, c), self.threads, self.extra, False
         return (self.few_k, 1, c), self.threads * self.fold, 0, True
@@ -753,17 +754,17 @@ class Planner:
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
         SPLIT_GRID_FROM_ROWS says so and the blocks fit, folded where SPLIT_GRID_FOLD
-        says so; else None."""
-        if (best.knobs[-1] <= 1 or op in registry.BACKWARD or pair[0] != dtypes.FLOAT32
+        says so; else None. The grid writes in one pass: only layouts whose clusters do so too (one_pass)."""
+        if (best.knobs[-1] <= 1 or not layout.one_pass or pair[0] != dtypes.FLOAT32
                 or m < lookup(SPLIT_GRID_FROM_ROWS, chunks)):
             return None
-        knobs, threads, extra, again = layout.cut(0)
-        launch = self._on_grid(v, m, knobs, threads, extra, again, pair, facts, op)
+        knobs, threads, extra, _ = layout.cut(0)
+        launch = self._on_grid(v, m, knobs, threads, extra, pair, facts, op)
         if launch is None or extra or m <= launch.grid // launch.unit:
             return launch
         # SPLIT_GRID_FOLD: the logical threads' K chunks a thread, the rest of them in shared memory
         folded = self._on_grid(v, m, (knobs[0], -SPLIT_GRID_FOLD, 0), threads, (SPLIT_GRID_FOLD - 1) * knobs[0],
-                               False, pair, facts, op)
+                               pair, facts, op)
         return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
@@ -778,7 +779,7 @@ class Planner:
             return None
         # the most rows at once, then the larger T, then the smaller G
         threads, g = max(at_once, key=lambda tg: (at_once[tg], tg[0], -tg[1]))
-        return self._on_grid(v, m, (k, g, 0), threads, extra[threads], False, pair, facts, op)
+        return self._on_grid(v, m, (k, g, 0), threads, extra[threads], pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
         """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` logical
@@ -802,8 +803,8 @@ class Planner:
         slots = self.blocks_per_sm(block, kernel, smem) * self.device.sms // blocks
         return (block, blocks, smem, slots) if slots else None
 
-    def _on_grid(self, v, m, knobs, threads, extra, again, pair, facts, op) -> Launch | None:
-        """The launch of _grid_cut's cut for m rows, or None."""
+    def _on_grid(self, v, m, knobs, threads, extra, pair, facts, op) -> Launch | None:
+        """The launch of _grid_cut's cut for m rows, or None (`again` 0: the grid writes in one pass anyway)."""
         cut = self._grid_cut(v, knobs, threads, extra, facts, op)
         if cut is None:
             return None
@@ -812,7 +813,7 @@ class Planner:
         counts = _round_up(4 * m, 16)
         workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
         return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,
-                      (numpy.int32(extra), numpy.int32(again), numpy.int32(blocks)), workspace=workspace, unit=blocks,
+                      (numpy.int32(extra), numpy.int32(0), numpy.int32(blocks)), workspace=workspace, unit=blocks,
                       zeroed=counts)
 
     def split_cuts(self, v, layout: SplitLayout, facts):
@@ -873,8 +874,10 @@ class Planner:
         if c > 1 and extra == 0 and pair[0] == dtypes.FLOAT32 and chunks > SPLIT_SHARED_FROM_CHUNKS:
             threads = _round_up(threads // 2, 32 * max(sizes))  # see SPLIT_SHARED_FROM_CHUNKS
             extra = _ceil_div(chunks, threads) - k
-        # a row no block holds writes from its (max, sum) on clusters as on the grid (see SPLIT_GRID_FOLD)
-        one_pass = c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
+        # a row no block holds writes from its (max, sum) on clusters as on the grid (see SPLIT_GRID_FOLD), where
+        # its kernels are built (K = 8: SPLIT_ITEMS past 512 chunks a block)
+        one_pass = (c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
+                    and all((k, -1, size) in v.knob_sets(op) for size in sizes if size > 1))
         layout = SplitLayout(k, threads, extra, tuple(sizes), one_pass=one_pass)
         if c > 1 or len(sizes) == 1 or not extra or dtypes.accumulator(pair).itemsize != 4:
             return layout  # see SPLIT_FOLD

@@ -172,7 +172,9 @@ VARIANTS: dict[str, Variant] = {
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
             # registers (its R = 1 twin takes them: plain_knob); R = -4 the plain fold (its twin R = 4).
             # R = -1 on clusters writes every output from the row's (max, sum), as the grid does: the clusters
-            # of a row no block holds (planner: SplitLayout.one_pass); clusters always read the options.
+            # of a float-accumulating row no block holds (planner: SplitLayout.one_pass); clusters always read
+            # the options. It differs from R = 1 only where R = 1 keeps exponentials (float32 softmax): the
+            # other pairs and log_softmax build the same code twice, float64 never launches it.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each

@@ -19,7 +19,8 @@
 // of a cluster (which the H100 places 7 at a time for 16 one-block-an-SM
 // blocks), a cooperative launch;
 // the warp pairs go through a workspace in global memory (csm::GridBoard) and
-// the tree is the same, so the bits are those of the cluster launch. Rows
+// the tree is the same; it writes in one pass (ONE_PASS), as the clusters of
+// the rows it cuts do (R = -1), so the bits are those of the cluster launch. Rows
 // longer than a cluster holds (float32 past 524288) go there too, with up to
 // four times a cluster's threads and a shared-memory part: one read of the row,
 // where two_pass reads it twice; rows whose shared-memory part blocks of a
@@ -71,7 +72,8 @@
 // the fused options (csm::Fused) after the row strides (R <= 0 ignores them,
 // calls without options; R = 0 S too: rows in registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
-// by float-accumulating K <= 4, the planner gives it nowhere else); dynamic
+// by float-accumulating K <= 4, the planner gives it nowhere else: the grid
+// and R = -1 on clusters write so always); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
 // (-G * blockDim.x) where G < 0 folds) and the workspace, its first
@@ -314,7 +316,7 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
                               const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                               int smem_chunks, int again) {
     static_assert(R == 1 || R == -1, "clusters fold no rows; R = -1 writes in one pass (ONE_PASS)");
-    split_row<Tin, Tout, LOG, K, 1, C, 1, (R < 0)>(x, y, rows, n, x_row_stride, y_row_stride,
+    split_row<Tin, Tout, LOG, K, 1, C, 1, (R == -1)>(x, y, rows, n, x_row_stride, y_row_stride,
                                                   csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
                                                   again != 0);
 }

@@ -59,7 +59,7 @@ ROW_SHAPES = [
     ("n50257_split_row_fold_on_clusters", 2, 50257, True),  # the same layout on clusters, `again`
     ("m32_n128256_split_row_grid", 32, 128256, True),  # float32: blocks anywhere on the grid (C = 0), a workspace
     ("m34_n128256_split_row_grid_fold", 34, 128256, False),  # float32 past 33 rows: two logical threads a thread
-    ("n150001_clusters_of_16", 2, 150_001, False),  # a row no block holds: float32 K = 8 clusters, `again`
+    ("n150001_clusters_of_16", 2, 150_001, False),  # a row no block holds: K = 8 clusters in one pass (R = -1)
     # past a cluster: split_row on the grid with a shared-memory part (forward, not float64); two_pass
     ("n524291_past_a_cluster", 2, 2**19 + 3, True),
     ("n4194304_grid_of_65536_threads", 1, 2**22, False),  # float32: 128 blocks of 512, RowTree's 64 groups

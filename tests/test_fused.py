@@ -76,10 +76,12 @@ def test_variants_without_options_refuse_them(variant):
 
 @pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
                                                  (8192, 50257, "split_row", True),
-                                                 (8, 50257, "split_row", False), (8, 4_194_304, "split_row", False),
+                                                 (8, 50257, "split_row", False), (8, 128256, "split_row", False),
+                                                 (8, 4_194_304, "split_row", False),
                                                  (8, 2**24 + 4, "two_pass", False)],
                          ids=["short_rows_warp_rows_plain", "block_row_in_registers_split_row_plain",
                               "vocab_many_rows_split_row_plain_fold", "vocab_split_row_clusters",
+                              "row_no_block_holds_split_row_clusters_in_one_pass",
                               "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
 def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     # the same launch; where the call without options gets a plain kernel (the options compiled out: its

@@ -547,6 +547,7 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                 except UnsuitableVariant:
                     continue
                 layouts.add(row_layout(launch, op))
+                assert launch.knobs in registry.get("split_row").knob_sets(op), launch  # a kernel it builds
                 k, r, c = launch.knobs  # folds: R < 0 or R > 1 in one block, G < 0 on the grid (R = -1 on clusters is none)
                 if (r < 0 and c <= 1) or (r > 1 and c == 1):
                     folded.add(n)
