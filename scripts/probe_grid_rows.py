@@ -62,9 +62,9 @@ print(f"correctness: {bad} problems", flush=True)
 # -- times: copy, cluster pick, grid pick
 dev = cupy.cuda.Device().id
 rows = []
-for n, dt in [(262144, "float32"), (128256, "float32"), (65536, "float32"), (50257, "float32"), (32000, "float32"), (128256, "bfloat16"), (65536, "bfloat16")]:
+for n, dt in [(262144, "float32"), (128256, "float32"), (100003, "float32")]:
     d = dtypes.parse(dt)
-    for m in (1, 2, 8, 32, 64, 128, 256):
+    for m in (1, 2, 8, 12, 16, 24, 32, 64, 128, 256):
         x = bench.random_input(m, n, d); y = cupy.empty_like(x)
         fns = {"copy": bench.copy_call(x.nbytes)}
         picks = {}
