@@ -1,10 +1,15 @@
 """split_row on the grid (C = 0) against the cluster pick: results against the float64 reference, bits against the
 cluster launch (same layout), then times. Toggles the planner's grid rule; api caches cleared between modes."""
-import sys
+import argparse, sys
 import cupy, numpy
 from cupysoftmax import api, bench, dtypes, planner, reference
 
 RULE = planner.SPLIT_GRID_FROM_ROWS
+ap = argparse.ArgumentParser(description=__doc__)
+ap.add_argument("--n", type=int, nargs="+", default=[262144, 128256, 100003], help="float32 row lengths to time")
+ap.add_argument("--m", type=int, nargs="+", default=[1, 2, 8, 12, 16, 24, 32, 64, 128, 256], help="rows to time")
+ap.add_argument("--times-only", action="store_true", help="skip the correctness cases")
+ARGS = ap.parse_args()
 
 
 def fresh(grid):
@@ -25,7 +30,7 @@ CASES = [(8, 128256, "float32", "softmax", False, False, 1.0), (3, 262144, "floa
          (2, 65536, "float32", "softmax", False, False, 2.0), (16, 150001, "float64", "softmax", False, False, 1.0),
          (300, 128256, "float32", "softmax", False, False, 1.0), (130, 262144, "float32", "softmax", False, False, 1.0),
          (6, 128256, "bfloat16", "softmax", False, False, 1.0)]
-for m, n, dt, op, mis, masked, scale in CASES:
+for m, n, dt, op, mis, masked, scale in ([] if ARGS.times_only else CASES):
     d = dtypes.parse(dt)
     base = bench.random_input(m, n + (1 if mis else 0), d)
     x = base[:, 1:] if mis else base
@@ -62,9 +67,9 @@ print(f"correctness: {bad} problems", flush=True)
 # -- times: copy, cluster pick, grid pick
 dev = cupy.cuda.Device().id
 rows = []
-for n, dt in [(262144, "float32"), (128256, "float32"), (100003, "float32")]:
+for n, dt in [(n, "float32") for n in ARGS.n]:
     d = dtypes.parse(dt)
-    for m in (1, 2, 8, 12, 16, 24, 32, 64, 128, 256):
+    for m in ARGS.m:
         x = bench.random_input(m, n, d); y = cupy.empty_like(x)
         fns = {"copy": bench.copy_call(x.nbytes)}
         picks = {}
