@@ -170,12 +170,15 @@ SPLIT_FOLD_ITEMS = 4
 # H100, 2026-11-23 (scripts/probe_grid_rows.py, docs/perf/split-row-grid-h100.txt),
 # float32, % of copy, clusters -> grid:
 SPLIT_GRID_FROM_ROWS = (
-    # 65536 float32 (16384 chunks) 32 rows 69% -> 61%, 50257 88% -> 80%,
-    # 32000 64% -> 59%; 65536 bfloat16 58% -> 54%: never
-    (32063, INF),
-    # 128256 float32 (32064 chunks): 16 rows 63% -> 61%, 32 rows 61% -> 69%,
-    # 128 rows 77% -> 84%
-    (65535, 32),
+    # Up to 65535 chunks the grid takes the float32 rows no block holds (past
+    # about 90000; shorter rows keep their values, so never: `one_pass`). Both in one pass (H100, 2026-11-24, scripts/probe_grid_rows.py,
+    # docs/perf/grid-one-pass-h100.txt, runs 7 and 8), clusters -> grid, us:
+    # 100003: 16 rows 11.4 -> 11.5, 24 rows 13.4 -> 13.2, 32 rows 18.0 -> 15.2
+    # (75% -> 88% of copy), 128 rows 46.0 -> 39.3; 110000: 24 rows 13.8 -> 13.8,
+    # 32 rows 18.7 -> 15.8; 128256: 16 rows 12.3 -> 12.3, 24 rows 15.0 -> 14.7,
+    # 32 rows 19.7 -> 16.3, 128 rows 54.1 -> 45.4. Fewer rows are level (8 and
+    # 16) or lose (12 rows of 128256: 10.6 -> 11.5).
+    (65535, 24),
     # 262144 float32 (65536 chunks): 8 rows 62% -> 61%, 16 rows 59% -> 69%,
     # 32 rows 65% -> 74%, 128 rows 80% -> 85%. Again with the grid's
     # release/acquire barrier (db66e5e; docs/perf/split-row-grid-release-

@@ -15,7 +15,7 @@ a thread where clusters give each its own), and two_pass slices a row by its len
 alone, so any difference fails (its message names both launches). On the H100 the split_row
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
 (the bfloat16 and float64 cases added after the last GPU run, 8f1fde6), and the float32 rows
-of 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one (where the
+of 100003, 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one (where the
 clusters of their smaller batches write from the row's (max, sum), as the grid does); rows past a
 cluster (float32 1048579 and 4194307) take the grid for any number of rows, their gradients two_pass.
 """
@@ -51,9 +51,11 @@ CASES = [
     ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_fold_or_clusters_bf16_n128256", (140, 128256), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
-    # clusters for few rows, blocks anywhere on the grid from 32 / 16 rows (planner: SPLIT_GRID_FROM_ROWS);
-    # 128256 folds two logical threads a thread there past 33 rows (SPLIT_GRID_FOLD)
+    # clusters for few rows, blocks anywhere on the grid from 24 / 16 rows (planner: SPLIT_GRID_FROM_ROWS);
+    # 128256 folds two logical threads a thread there past 33 rows (SPLIT_GRID_FOLD), 100003 past the rows
+    # the grid holds unfolded
     ("split_row_clusters_or_grid_n128256", (140, 128256), -1, dtypes.FLOAT32, "auto", "split_row"),
+    ("split_row_clusters_or_grid_n100003", (60, 100003), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_clusters_or_grid_n262144", (40, 262144), -1, dtypes.FLOAT32, "auto", "split_row"),
     # other kernels' arithmetic: bfloat16 (one block of 1024 or 16 of 64), float64 (log_softmax's 640
     # threads a row not rounded: one block or 4 of 160; the gradients clusters of 4, 8 or 16)

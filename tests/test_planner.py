@@ -323,17 +323,17 @@ def split_facts(name, knobs):
      (8, 128256, (8, -1, 16), 256, 0, 0),  # few rows: a cluster of 16 per row, 8 x 16 = 128 blocks, writing from
                                            # the row's (max, sum) as the grid does (R = -1: no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
-     (31, 128256, (8, -1, 16), 256, 0, 0),  # 496 blocks, 4 resident per SM (from 32 rows: the grid)
+     (23, 128256, (8, -1, 16), 256, 0, 0),  # 368 blocks, 4 resident per SM (from 24 rows: the grid)
      (64, 32000, (8, 0, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
-     (300, 100003, (8, -1, 8), 448, 0, 0),  # no block holds a float32 row: clusters, no fold (the grid takes none)
+     (23, 100003, (8, -1, 16), 224, 0, 0),  # no block holds a float32 row: clusters, no fold (from 24 rows: the grid)
      (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
      (4096, 16388, (8, 0, 1), 1024, 0, 0),  # 544 threads rounded up to 1024, which 16 blocks of whole warps cut
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
-         "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "31_rows_cluster16",
-         "64_rows_block_per_row", "63_rows_cluster16", "300_long_rows_cluster8_off_the_grid", "8_rows_64KB_no_cluster",
+         "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "23_rows_cluster16",
+         "64_rows_block_per_row", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -424,10 +424,10 @@ def test_split_row_keeps_long_float32_rows_half_in_shared_memory(h100, n, pair, 
 
 @pytest.mark.parametrize(
     "m, n, pair, op",
-    [(31, 128256, F32, registry.SOFTMAX), (15, 262144, F32, registry.SOFTMAX),
-     (128, 65536, F32, registry.SOFTMAX), (257, 120000, F32, registry.SOFTMAX), (128, 262144, BF16, registry.SOFTMAX), (64, 150001, F64, registry.SOFTMAX),
+    [(23, 128256, F32, registry.SOFTMAX), (15, 262144, F32, registry.SOFTMAX),
+     (128, 65536, F32, registry.SOFTMAX), (23, 120000, F32, registry.SOFTMAX), (128, 262144, BF16, registry.SOFTMAX), (64, 150001, F64, registry.SOFTMAX),
      (64, 262144, F32, registry.SOFTMAX_BACKWARD)],
-    ids=["n128256_below_32_rows", "n262144_below_16_rows", "n65536_chunks_never", "n120000_chunks_never",
+    ids=["n128256_below_24_rows", "n262144_below_16_rows", "n65536_one_block_holds_it", "n120000_below_24_rows",
          "bf16_not_measured", "f64_not_measured", "gradients_never"],
 )
 def test_split_row_keeps_clusters_outside_the_grid_rule(h100, m, n, pair, op):
@@ -447,12 +447,15 @@ def cluster_bound_facts(name, knobs):
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
 
-@pytest.mark.parametrize("m", [8, 257, 8192], ids=["few_rows", "257_rows", "many_rows"])
-def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m):
-    # 120000 float32 (30000 chunks: rows the grid does not take): 4096 threads a row; (8, 8) would give one
-    # 512-thread block an SM
+@pytest.mark.parametrize("m, knobs, blocks", [(8, (8, -1, 16), 16), (23, (8, -1, 16), 16), (257, (8, -2, 0), 8),
+                                             (8192, (8, -2, 0), 8)],
+                         ids=["few_rows_clusters", "23_rows_clusters", "257_rows_grid_fold", "many_rows_grid_fold"])
+def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m, knobs, blocks):
+    # 120000 float32 (30000 chunks): 4096 logical threads a row in blocks of 256, which the grid cuts the same
+    # way from 24 rows on (two logical threads a thread past the rows it holds); (8, 8) would give one 512-thread
+    # block an SM
     launch = h100.plan("split_row", m, 120000, F32, cluster_bound_facts)
-    assert (launch.knobs, launch.block) == ((8, -1, 16), 256)
+    assert (launch.knobs, launch.block, launch.unit) == (knobs, 256, blocks)
 
 
 def wide_block_facts(name, knobs):
@@ -524,10 +527,10 @@ def row_layout(launch, op=registry.SOFTMAX):
 # the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
 # chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
 # (100003 float32 needs clusters of its own); float32 rows also fold on the grid past the rows it holds at
-# once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here)
+# once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here; 100003 too)
 @pytest.mark.parametrize("op, pair, facts, folds", [
-    (registry.SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
-    (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 128256}),
+    (registry.SOFTMAX, F32, "split_facts", {50257, 65536, 100003, 128256}),
+    (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 100003, 128256}),
     (registry.LOG_SOFTMAX, BF16, "split_facts", {65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
     (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
