@@ -171,7 +171,8 @@ SPLIT_FOLD_ITEMS = 4
 # float32, % of copy, clusters -> grid:
 SPLIT_GRID_FROM_ROWS = (
     # Up to 65535 chunks the grid takes the float32 rows no block holds (past
-    # about 90000; shorter rows keep their values, so never: `one_pass`). Both in one pass (H100, 2026-11-24, scripts/probe_grid_rows.py,
+    # about 90000; shorter rows keep their values, so never: `one_pass`). Both
+    # in one pass (H100, 2026-11-24, scripts/probe_grid_rows.py,
     # docs/perf/grid-one-pass-h100.txt, runs 7 and 8), clusters -> grid, us:
     # 100003: 16 rows 11.4 -> 11.5, 24 rows 13.4 -> 13.2, 32 rows 18.0 -> 15.2
     # (75% -> 88% of copy), 128 rows 46.0 -> 39.3; 110000: 24 rows 13.8 -> 13.8,

@@ -1,63 +1,47 @@
-"""Short rows (one warp or less a row): warp_rows' block size and split_row's block a row against the Triton
-tutorial kernel's layout (peer_triton: one row a program of N / 256 warps), timed interleaved with the copy.
+"""Probe: auto's launch for short rows against the same kernel on other block sizes and split_row's one block a
+row, with the Triton tutorial kernel, Liger and torch.compile in the same timing. Every case is checked
+against the float64 reference on a NaN-poisoned output first, then all are timed in one interleaved run with a
+copy of the same bytes, twice (H100: docs/perf/short-row-blocks-h100.txt).
 
-Every candidate is checked against the float64 reference on sample rows first (poisoned output).
-Usage: python scripts/probe_short_row_blocks.py [M N dtype]...
+    PYTHONPATH=$PWD python3 scripts/probe_short_row_blocks.py
 """
 import dataclasses
 import sys
 
-import cupy
-import numpy
+from cupysoftmax import api, bench, dtypes
+from probe_plain_warp_rows import checked, peers, timed  # scripts/: the check-then-time cases of the kernel probes
 
-from cupysoftmax import api, bench, dtypes, loader, reference, suite
-from cupysoftmax.planner import Launch, _ceil_div
+SHAPES = [(4096, 512, "float32", "softmax"), (4096, 512, "float32", "log_softmax"), (4096, 1024, "bfloat16", "softmax"),
+          (4096, 1024, "float16", "softmax"), (4096, 256, "float32", "softmax"), (4096, 1024, "float32", "softmax")]
+THREADS = (64, 128, 512, 1024)  # warp_rows blocks besides the planner's
 
-SHAPES = [(4096, 512, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"), (4096, 256, "bfloat16")]
 
+def main() -> int:
+    import cupy
 
-def main(shapes):
     dev = cupy.cuda.Device().id
-    for m, n, dt in shapes:
-        d = dtypes.parse(dt)
-        pair = (d, d)
-        x = bench.random_input(m, n, d)
-        y = cupy.empty_like(x)
-        rows = cupy.asarray(numpy.unique(numpy.linspace(0, m - 1, 32).astype(int)))
-        expected = reference.softmax(cupy.asnumpy(x[rows]), axis=-1)
-        auto_kernel, auto = api.plan(dev, "auto", m, n, pair)
-        g, k, _ = auto.knobs if auto.variant == "warp_rows" else (None, None, None)
-        launches = {"auto": (auto_kernel, auto)}
-        if g is not None:
-            for threads in (32, 64, 128, 256, 512):
-                if threads >= g:
-                    launch = Launch("warp_rows", auto.knobs, _ceil_div(m, threads // g), threads, 0)
-                    launches[f"warp_rows {auto.knobs} x{threads}"] = (auto_kernel, launch)
-        chunks = _ceil_div(n * d.itemsize, 16)
-        split = api.plan(dev, "split_row", m, n, pair)[1]  # a block a row, K by SPLIT_ITEMS
-        for kk in (2, 4, 8):
-            threads = _ceil_div(chunks, kk)
-            knobs = (kk, 0, 1)
-            kernel = loader.function("split_row", pair, knobs, dev)
-            if threads % 32 == 0 and threads <= kernel.max_threads_per_block and split.knobs[1:] == (0, 1):
-                launches[f"split_row {knobs} x{threads}"] = (kernel, dataclasses.replace(split, knobs=knobs, block=threads))
-        fns = {"copy": bench.copy_call(x.nbytes), "triton": suite.make_triton(x, "softmax")}
-        for name, (kernel, launch) in launches.items():
-            y.fill(numpy.nan)
-            api.launch_rows(kernel, launch, x, y)
-            cupy.cuda.Device().synchronize()
-            err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, d)
-            if not err <= 1:
-                print(f"   {name}: WRONG (error ratio {err})")
-                continue
-            fns[name] = (lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y))
-        res = bench.interleaved_ms(fns, repeat=50, rounds=3)
-        cp = res["copy"]
-        print(f"{m} x {n} {dt}: auto {auto.variant} {auto.knobs} x{auto.block}")
-        for name, ms in res.items():
-            print(f"   {name:<28} {ms * 1e3:6.2f} us {100 * cp / ms:5.1f}% of copy", flush=True)
+    bad = 0
+    for m, n, name, op in SHAPES:
+        pair = (dtypes.parse(name),) * 2
+        kernel, launch = api.plan(dev, "auto", m, n, pair, True, op)
+        cases = {f"auto {launch.variant}{launch.knobs} b{launch.block}": (kernel, launch)}
+        if launch.variant == "warp_rows":
+            rows_per_block = launch.block // launch.knobs[0]
+            for threads in THREADS:
+                rows = rows_per_block * threads // launch.block
+                cases[f"b{threads}"] = (kernel, dataclasses.replace(launch, block=threads, grid=-(-m // rows)))
+        one_block = api.plan(dev, "split_row", m, n, pair, True, op)
+        cases[f"split_row{one_block[1].knobs} b{one_block[1].block}"] = one_block
+        x = bench.random_input(m, n, pair[0])
+        fns, wrong = checked(x, op, cases)
+        bad += wrong
+        fns.update(peers(x, op, ("triton", "liger", "torch_compile")))
+        for _ in range(2):
+            copy, cells = timed(fns, cases, repeat=60, rounds=5)
+            print(f"{m} x {n} {name} {op}: copy {copy * 1e3:.2f} us | {cells}", flush=True)
+    print(f"\nwrong: {bad}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] if args else SHAPES)
+    sys.exit(main())
