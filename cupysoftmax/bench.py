@@ -261,8 +261,10 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op:
     for name in variants:
         row = Row(variant=name)
         out.append(row)
+        y = cupy.full((m, n), numpy.nan, dtype)
         try:
-            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype), api.rows_aligned(x), op)
+            kernel, launch = api.plan(x.device.id, name, m, n, (dtype, dtype), api.rows_aligned(x), op,
+                                      y_aligned=api.rows_aligned(y))
         except UnsuitableVariant as exc:
             row.note = str(exc)
             continue
@@ -270,7 +272,6 @@ def time_shape(m: int, n: int, dtype, variants: list[str], repeat: int = 50, op:
             row.variant = f"auto:{launch.variant}"
         row.grid, row.block, row.smem, row.regs = launch.grid, launch.block, launch.smem, kernel.num_regs
         row.knobs = launch.knobs
-        y = cupy.full((m, n), numpy.nan, dtype)
         function(x, axis=-1, out=y, variant=name)
         unwritten = int(cupy.count_nonzero(cupy.isnan(y)))
         row.max_err = reference.error_ratio(cupy.asnumpy(y[rows_checked]), expected, dtype, op, scale)

@@ -343,13 +343,15 @@ struct PlainLoad {
 // variants hold at most a few million elements of a row.
 // Elements outside the row read as `pad`'s (-inf by default: they add
 // nothing to a max or to a sum of exponentials; the backward kernels pad
-// with zeros).
+// with zeros). `whole` (a constant where given): the caller knows chunk c
+// lies inside the row (shift 0, n a multiple of V), so the element path is
+// not compiled.
 template <typename T, typename Load = PlainLoad>
 __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {},
-                                             const Vec<T>& pad = padding_chunk<T>()) {
+                                             const Vec<T>& pad = padding_chunk<T>(), bool whole = false) {
     constexpr int V = Vec<T>::size;
     const int e0 = c * V - shift;
-    if (e0 >= 0 && e0 + V <= n) return load(row + e0);
+    if (whole || (e0 >= 0 && e0 + V <= n)) return load(row + e0);
     Vec<T> out = pad;
 #pragma unroll
     for (int k = 0; k < V; ++k)
@@ -361,14 +363,15 @@ __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, i
 // value(k) gives its k-th output, V = 16 / sizeof(Tin) of them. One 16-byte
 // store when the chunk is whole and the output row has the input row's
 // misalignment and element width; element stores otherwise. `streaming`
-// marks the 16-byte stores evict-first in L2 (st.global.cs).
+// marks the 16-byte stores evict-first in L2 (st.global.cs). `whole`, as in
+// load_chunk: the chunk is whole and the output row aligned as the input's.
 template <typename Tin, typename Tout, typename F>
 __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment, int c,
-                                            F value, bool streaming = false) {
+                                            F value, bool streaming = false, bool whole = false) {
     constexpr int V = Vec<Tin>::size;
     const int e0 = c * V - shift;
     if constexpr (sizeof(Tout) == sizeof(Tin)) {
-        if (same_alignment && e0 >= 0 && e0 + V <= n) {
+        if (whole || (same_alignment && e0 >= 0 && e0 + V <= n)) {
             Vec<Tout> out;
 #pragma unroll
             for (int k = 0; k < V; ++k) out.set(k, value(k));
@@ -581,11 +584,11 @@ template <typename A, typename T, int K, bool LOG, int R, WidenPass P> struct He
 template <typename T, int K, typename Load = PlainLoad>
 __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
                                             int stride, int end, Load load = {},
-                                            const Vec<T>& pad = padding_chunk<T>()) {
+                                            const Vec<T>& pad = padding_chunk<T>(), bool whole = false) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
-        v[j] = c < end ? load_chunk(row, n, shift, c, load, pad) : pad;
+        v[j] = c < end ? load_chunk(row, n, shift, c, load, pad, whole) : pad;
     }
 }
 
@@ -736,13 +739,15 @@ struct Fused {
 // their values from held.out.
 template <typename Tin, typename Tout, typename H>
 __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int shift, bool same_alignment, int first,
-                                             int stride, int end, const H& held, bool streaming = false) {
+                                             int stride, int end, const H& held, bool streaming = false,
+                                             bool whole = false) {
 #pragma unroll
     for (int j = 0; j < H::chunks; ++j) {
         const int c = first + j * stride;
         if (c < end)
             store_chunk<Tin>(
-                row, n, shift, same_alignment, c, [&](int k) { return from_acc<Tout>(held.out(j, k)); }, streaming);
+                row, n, shift, same_alignment, c, [&](int k) { return from_acc<Tout>(held.out(j, k)); }, streaming,
+                whole);
     }
 }
 

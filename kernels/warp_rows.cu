@@ -15,6 +15,12 @@
 // of copy even where no call passed them (H100, 2026-11-23,
 // scripts/probe_plain_warp_rows.py, docs/perf/plain-warp-rows-h100.txt:
 // 262144 x 32 float32 94% -> 97%, log_softmax 4096 x 1024 bfloat16 82% -> 91%).
+// O = -1 is the plain path on whole chunks, for calls whose rows of x and y
+// all start on 16-byte boundaries and whose N is a multiple of V: every
+// chunk a lane holds is read and written whole, so neither the element path
+// nor the misalignment arithmetic is compiled; same values, same order, so
+// the same bits as O = 0 (the planner takes it where it may:
+// Planner.on_whole_chunks, with the measurement).
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
@@ -26,7 +32,8 @@
 // Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 alone
-// (O = 0 ignores them: calls without scale= or where=).
+// (O = 0 and -1 ignore them: calls without scale= or where=). O = -1: every
+// row of x and y starts on a 16-byte boundary and N is a multiple of V.
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
@@ -52,8 +59,9 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
-    static_assert(O == 0 || O == 1, "O: the fused options compiled out (0) or in (1)");
-    const csm::Fused fused = O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
+    static_assert(O >= -1 && O <= 1, "O: the fused options compiled in (1), out (0), out on whole chunks (-1)");
+    constexpr bool WHOLE = O == -1;
+    const csm::Fused fused = O == 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -65,11 +73,12 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         const bool live = row < rows;
         const Tin* xr = x + (live ? row : 0) * x_row_stride;
         Tout* yr = y + (live ? row : 0) * y_row_stride;
-        const int shift = csm::misalignment(xr);
+        const int shift = WHOLE ? 0 : csm::misalignment(xr);
         const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
         const csm::RowMask keep = fused.row(live ? row : 0);
         csm::Vec<Tin> v[K];
-        csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks);
+        csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
+                         csm::padding_chunk<Tin>(), WHOLE);
         keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
@@ -82,8 +91,8 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
-        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, csm::misalignment(yr) == shift, lane_in_row, G, chunks,
-                               held);
+        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, WHOLE || csm::misalignment(yr) == shift, lane_in_row, G,
+                               chunks, held, false, WHOLE);
         keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), shift, lane_in_row, G, chunks, K,
                                          !csm::finite_row(stats), csm::from_acc<Tout>(held.masked()));
     }

@@ -66,28 +66,35 @@ def timed(fns: dict, cases: dict, repeat: int = 30, rounds: int = 3) -> tuple[fl
                            for label, ms in times.items())
 
 
-def main() -> int:
+def warp_rows_launches(shapes, **plan_args):
+    """(op, M, N, dtype name, pair, kernel, launch) for softmax and log_softmax on each of `shapes` where auto's
+    launch (api.plan with plan_args, rows aligned) is warp_rows'; a heading for each op, a line for each shape
+    skipped."""
     dev = cupy.cuda.Device()
-    bad = 0
     for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
         print(f"\n## {op}\n")
-        for m, n, name in SHAPES:
+        for m, n, name in shapes:
             dtype = dtypes.parse(name)
             pair = (dtype, dtype)
-            plain, launch = api.plan(dev.id, "auto", m, n, pair, True, op)
+            kernel, launch = api.plan(dev.id, "auto", m, n, pair, True, op, **plan_args)
             if launch.variant != "warp_rows":
                 print(f"{m} x {n} {name}: auto takes {launch.variant}, skipped")
                 continue
-            kernel = loader.function("warp_rows", pair, (*launch.knobs[:-1], 1), dev.id, op)  # O = 1
-            x = bench.random_input(m, n, dtype)
-            cases = {"options": (kernel, launch), "plain": (plain, launch)}
-            fns, wrong = checked(x, op, cases)
-            bad += wrong
-            copy, cells = timed(fns, cases)
-            print(f"{m:>6} x {n:<5} {name:<9} {str(launch.knobs):<8} copy {copy * 1e3:6.1f} us  {cells}", flush=True)
+            yield op, m, n, name, pair, kernel, launch
+
+
+def main() -> int:
+    bad = 0
+    for op, m, n, name, pair, plain, launch in warp_rows_launches(SHAPES):
+        kernel = loader.function("warp_rows", pair, (*launch.knobs[:-1], 1), cupy.cuda.Device().id, op)  # O = 1
+        x = bench.random_input(m, n, pair[0])
+        cases = {"options": (kernel, launch), "plain": (plain, launch)}
+        fns, wrong = checked(x, op, cases)
+        bad += wrong
+        copy, cells = timed(fns, cases)
+        print(f"{m:>6} x {n:<5} {name:<9} {str(launch.knobs):<8} copy {copy * 1e3:6.1f} us  {cells}", flush=True)
     print(f"\nwrong: {bad}")
     return 1 if bad else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -210,10 +210,39 @@ def test_a_plain_kernel_gives_the_bits_of_its_twin_that_reads_the_options(rng, c
     twin, with_options = api.plan(device_id, "auto", *shape, pair, aligned, op, with_options=True)
     assert launch.variant == variant and launch.knobs[registry.VARIANTS[variant].plain_knob] == knob
     assert with_options.knobs != launch.knobs and (with_options.grid, with_options.block) == (launch.grid, launch.block)
+    assert_same_bits(x, op, launch, plain, twin)
+
+
+def assert_same_bits(x, op, launch, kernel, twin):
+    """`kernel` matches the reference and `twin` writes its bits, each on `launch` over x into a poisoned output."""
     results = []
-    for kernel in (plain, twin):
-        y = poisoned(shape, dtype)
-        api.launch_rows(kernel, launch, x, y)
+    for k in (kernel, twin):
+        y = poisoned(x.shape, x.dtype)
+        api.launch_rows(k, launch, x, y)
         results.append(y)
-    reference.assert_close(cupy.asnumpy(results[0]), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
+    reference.assert_close(cupy.asnumpy(results[0]), reference.REFERENCES[op](cupy.asnumpy(x), -1), x.dtype, op)
     assert numpy.array_equal(bits(results[0]), bits(results[1]))
+
+
+# Launches auto plans on warp_rows' kernel on whole chunks (O = -1: every row of x and y on a 16-byte boundary,
+# N a multiple of a chunk), run beside the plain kernel (O = 0) on the same launch: the same values in the same
+# order, so the same bits (kernels/warp_rows.cu).
+WHOLE_CASES = [("warp_rows_whole_n64_eight_lanes", (1000, 64), dtypes.FLOAT32),
+               ("warp_rows_whole_n300_full_warp_four_chunks", (200, 300), dtypes.FLOAT32),
+               ("warp_rows_whole_bf16_n1024_full_warp", (200, 1024), dtypes.BFLOAT16),
+               ("warp_rows_whole_f16_n8_one_lane", (300, 8), dtypes.FLOAT16),
+               ("warp_rows_whole_f64_n6_four_lanes", (301, 6), dtypes.FLOAT64)]
+
+
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("case", WHOLE_CASES, ids=[c[0] for c in WHOLE_CASES])
+def test_warp_rows_on_whole_chunks_gives_the_bits_of_the_plain_kernel(rng, case, op):
+    _, shape, dtype = case
+    x = draw(rng, shape, dtype)
+    pair, device_id = (dtype, dtype), cupy.cuda.Device().id
+    whole, launch = api.plan(device_id, "auto", *shape, pair, True, op, y_aligned=True)
+    plain, plain_launch = api.plan(device_id, "auto", *shape, pair, True, op)
+    assert (launch.variant, launch.knobs[-1], plain_launch.knobs[-1]) == ("warp_rows", -1, 0)
+    assert (launch.knobs[:-1], launch.grid, launch.block) == (plain_launch.knobs[:-1], plain_launch.grid,
+                                                              plain_launch.block)
+    assert_same_bits(x, op, launch, whole, plain)

@@ -104,6 +104,27 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
         assert bool(cupy.isnan(out_base[:, 0]).all())
 
 
+# warp_rows' kernel on whole chunks (O = -1) serves calls whose rows of x and out all start on 16-byte boundaries;
+# an out one element into a wider array, x contiguous, takes the plain kernel (O = 0), which stores element by
+# element there. Called twice: the full path, then the remembered one.
+OUT_OFF_THE_GRID = [("warp_rows_plain_out_offset_n64", 1000, 64, dtypes.FLOAT32),
+                    ("warp_rows_plain_out_offset_bf16_n1024", 300, 1024, dtypes.BFLOAT16)]
+
+
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("case", OUT_OFF_THE_GRID, ids=[c[0] for c in OUT_OFF_THE_GRID])
+def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
+    _, m, n, dtype = case
+    x = draw(rng, (m, n), dtype)
+    assert api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), True, op)[1].knobs[-1] == 0
+    for _ in range(2):
+        out_base = poisoned((m, n + 1), dtype)
+        out = out_base[:, 1:]
+        assert api.FUNCTIONS[op](x, axis=-1, out=out) is out
+        reference.assert_close(cupy.asnumpy(out), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
+        assert bool(cupy.isnan(out_base[:, 0]).all())
+
+
 # (id naming the path, M, N, dtype, split_row's C or None): launches whose blocks take more rows than the grid
 # has blocks (auto launches a block per row group; only past the grid limit do its blocks loop)
 LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32, None),
