@@ -825,11 +825,16 @@ class Planner:
         return (block, blocks, smem, slots) if slots else None
 
     def _on_grid(self, v, m, knobs, threads, extra, pair, facts, op) -> Launch | None:
-        """The launch of _grid_cut's cut for m rows, or None (`again` 0: the grid writes in one pass anyway)."""
+        """The launch of _grid_cut's cut for m rows, or None (`again` 0: the grid writes in one pass anyway), on
+        the plain kernel (C = -1: the options compiled out, kernels/split_row.cu) where it is built; the cut is
+        the twin's that reads them (C = 0), which with_options gives calls with options on the same launch."""
         cut = self._grid_cut(v, knobs, threads, extra, facts, op)
         if cut is None:
             return None
         block, blocks, smem, slots = cut
+        plain = (*knobs[:-1], -1)
+        if plain in v.knob_sets(op, self.device.compute_capability):
+            knobs = plain
         # a count per row (16-byte aligned; zeroed), then a (max, sum) per logical warp of each row: csm::GridBoard
         counts = _round_up(4 * m, 16)
         workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize

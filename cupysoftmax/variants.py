@@ -47,7 +47,9 @@ class Variant:
     # __cluster_dims__(C) template (sm_90 and later), C = 1 the plain one without C.
     cluster_template: str = ""
     # ... and C = 0 this one without C: a row's blocks anywhere on the grid,
-    # their count given at run time (a cooperative launch with a workspace).
+    # their count given at run time (a cooperative launch with a workspace);
+    # C = -1 the same with the fused options compiled out (the template's last
+    # argument O is C + 1).
     grid_template: str = ""
     # The ops its kernels compute. A variant with log_softmax takes `bool LOG`
     # as the template parameter after the two types; the classic variants,
@@ -85,10 +87,12 @@ class Variant:
 
     def twin_with_options(self, knobs) -> tuple | None:
         """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
-        where `knobs` reads them already. split_row's cluster and grid kernels always do (their R = -1 is no
-        plain knob; on the grid the knob is G, not R)."""
+        where `knobs` reads them already. split_row's cluster kernels always do (their R = -1 is no plain
+        knob); its grid's plain kernel is C = -1 (there the knob after K is G, not R)."""
+        if self.gridded(knobs):  # the grid's plain kernel is C = -1, its twin C = 0
+            return (*knobs[:-1], 0) if knobs[-1] < 0 else None
         i = self.plain_knob
-        if i is None or knobs[i] > 0 or self.clustered(knobs) or self.gridded(knobs):
+        if i is None or knobs[i] > 0 or self.clustered(knobs):
             return None
         return (*knobs[:i], -knobs[i] or 1, *knobs[i + 1:])
 
@@ -104,14 +108,16 @@ class Variant:
         return bool(self.cluster_template) and knobs[-1] > 1
 
     def gridded(self, knobs) -> bool:
-        return bool(self.grid_template) and knobs[-1] == 0
+        return bool(self.grid_template) and knobs[-1] <= 0
 
     def name_expression(self, pair, knobs=(), op: str = SOFTMAX) -> str:
         template = (self.cluster_template if self.clustered(knobs)
                     else self.grid_template if self.gridded(knobs) else self.template)
         if op in BACKWARD:
             template += "_backward"
-        if self.cluster_template and not self.clustered(knobs):
+        if self.gridded(knobs):  # C = 0 reads the options, C = -1 compiles them out: the grid template's O
+            knobs = (*knobs[:-1], knobs[-1] + 1)
+        elif self.cluster_template and not self.clustered(knobs):
             knobs = knobs[:-1]
         log = [] if self.ops == (SOFTMAX,) else ["true" if op in LOG_OPS else "false"]
         args = [dtypes.CTYPE[pair[0]], dtypes.CTYPE[pair[1]], *log, *map(str, knobs)]
@@ -129,6 +135,7 @@ SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there
+SPLIT_GRID_PLAIN = tuple((k, g, -1) for k, g, _ in SPLIT_GRID + SPLIT_GRID_FOLDED)  # C = -1: their plain twins
 SPLIT_ONE_PASS = tuple((8, -1, c) for c in (2, 4, 8, 16))  # R = -1 on clusters: outputs from the row's (max, sum)
 
 VARIANTS: dict[str, Variant] = {
@@ -193,10 +200,12 @@ VARIANTS: dict[str, Variant] = {
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
             # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
             # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds
-            # (planner: SPLIT_GRID_FOLD)
-            knobs=SPLIT_UNFOLDED + SPLIT_ONE_PASS + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
+            # (planner: SPLIT_GRID_FOLD). C = -1 is the grid's plain twin, the options compiled out: the
+            # planner plans it and with_options gives calls with options C = 0
+            knobs=SPLIT_UNFOLDED + SPLIT_ONE_PASS + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED
+            + SPLIT_GRID_PLAIN,
             backward_knobs=SPLIT_UNFOLDED, plain_knob=1,
-            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED,
+            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED + SPLIT_GRID_PLAIN,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -25,7 +25,8 @@
 // four times a cluster's threads and a shared-memory part: one read of the row,
 // where two_pass reads it twice; rows whose shared-memory part blocks of a
 // warp a group cannot hold take blocks of fewer warps (G = 4: float32 rows
-// of 4194304).
+// of 4194304). C = -1 is the same kernel with the fused options compiled out
+// (O = 0), for calls without them; C = 0 (O = 1) reads them.
 //
 // Folds (R > 1, one block; R < 0 folds -R, plain: below; clusters fold
 // none, R = -1 there is ONE_PASS, below): thread t stands
@@ -69,8 +70,9 @@
 // Launch contract: blockDim.x a multiple of 32, at most 1024 (128 on the
 // plain float32 K = 2 kernel: its bound, below); gridDim.x a
 // multiple of C, C consecutive blocks per row, clusters looping over rows;
-// the fused options (csm::Fused) after the row strides (R <= 0 ignores them,
-// calls without options; R = 0 S too: rows in registers), then S and `again`
+// the fused options (csm::Fused) after the row strides (R <= 0 and the
+// grid's O = 0 ignore them, calls without options; R = 0 S too: rows in
+// registers), then S and `again`
 // (nonzero: clusters write every output from the row's (max, sum); honoured
 // by float-accumulating K <= 4, the planner gives it nowhere else: the grid
 // and R = -1 on clusters write so always); dynamic
@@ -350,6 +352,15 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // 2026-11-24, docs/perf/grid-folds-h100.txt: 128 x 128256 float32 at K = 8 in
 // 62 registers, 66 rows at once, 49.0 -> 49.6 us). In one pass it folds as
 // log_softmax does: 48.8 -> 45.6 us (docs/perf/grid-one-pass-h100.txt).
+//
+// O = 0, the plain grid kernel (C = -1 in the registry): the fused options
+// compiled out (no mask, scale 1 as constants: the same bits, FastExp::scaled),
+// for calls without them; calls with them take its O = 1 twin on the same
+// launch. The mask's code took registers the shared-memory part and the
+// loads in flight want (float32 K = 8: 62 -> 56; H100, 2026-11-24,
+// scripts/ab_trees.py, docs/perf/grid-plain-h100.txt, two runs: 64 x 1048576
+// float32 193.2-194.8 -> 190.6-192.6 us, 32 x 128256 16.4-16.5 -> 16.0-16.1;
+// the rest within 0.3 us).
 namespace csm {
 template <int G>
 constexpr int grid_groups = G > 0 ? G : 1;
@@ -359,15 +370,17 @@ template <typename Tin, typename Tout, int G>
 constexpr int split_row_grid_threads = G > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 512 : 0;
 }  // namespace csm
 
-template <typename Tin, typename Tout, bool LOG, int K, int G>
+template <typename Tin, typename Tout, bool LOG, int K, int G, int O>
 __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm::split_row_grid_threads<Tin, Tout, G> ? 2 : 0)
     softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
                            int smem_chunks, int again, int blocks, void* board) {
+    static_assert(O == 0 || O == 1, "O: the fused options compiled out (0) or in (1)");
     split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>, true>(
-        x, y, rows, n, x_row_stride, y_row_stride, csm::Fused{scale, mask, mask_row_stride, mask_rows}, smem_chunks,
-        again != 0, blocks, board);
+        x, y, rows, n, x_row_stride, y_row_stride,
+        O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none(), smem_chunks, again != 0, blocks,
+        board);
 }
 #endif
 

@@ -77,7 +77,7 @@ def test_variants_without_options_refuse_them(variant):
 @pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
                                                  (8192, 50257, "split_row", True),
                                                  (8, 50257, "split_row", False), (8, 128256, "split_row", False),
-                                                 (8, 4_194_304, "split_row", False),
+                                                 (8, 4_194_304, "split_row", True),
                                                  (8, 2**24 + 4, "two_pass", False)],
                          ids=["short_rows_warp_rows_plain", "block_row_in_registers_split_row_plain",
                               "vocab_many_rows_split_row_plain_fold", "vocab_split_row_clusters",
@@ -85,8 +85,8 @@ def test_variants_without_options_refuse_them(variant):
                               "past_a_cluster_split_row_grid", "past_the_grid_two_pass"])
 def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     # the same launch; where the call without options gets a plain kernel (the options compiled out: its
-    # plain_knob at 0, or split_row's plain fold at -4), the call with them gets the twin that reads them
-    # (that knob at 1, or 4), a kernel the variant builds
+    # plain_knob at 0, split_row's plain fold at -4, or its grid's C at -1), the call with them gets the twin
+    # that reads them (that knob at 1, or 4, or C at 0), a kernel the variant builds
     h100 = Planner(H100)
     with_options = h100.plan("auto", m, n, F32, fake_facts, fused=True)
     assert with_options.variant == variant
@@ -94,8 +94,8 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     assert with_options == Planner.with_options(registry.VARIANTS[variant], plain, True)
     assert (with_options != plain) == twin
     if twin:
-        i = registry.VARIANTS[variant].plain_knob
-        assert (plain.knobs[i], with_options.knobs[i]) in {(0, 1), (-4, 4)}
+        i = -1 if registry.VARIANTS[variant].gridded(plain.knobs) else registry.VARIANTS[variant].plain_knob
+        assert (plain.knobs[i], with_options.knobs[i]) in {(0, 1), (-4, 4), (-1, 0)}
         assert with_options.knobs in registry.VARIANTS[variant].knob_sets(registry.SOFTMAX)
         assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
 

@@ -15,8 +15,9 @@ a thread where clusters give each its own), and two_pass slices a row by its len
 alone, so any difference fails (its message names both launches). On the H100 the split_row
 cases for rows of 10000 and more take another C for 1 and 3 rows than for the whole batch
 (the bfloat16 and float64 cases added after the last GPU run, 8f1fde6), and the float32 rows
-of 100003, 128256 and 262144 go on the grid (C = 0) for the half batch and the whole one (where the
-clusters of their smaller batches write from the row's (max, sum), as the grid does); rows past a
+of 100003, 128256 and 262144 go on the grid (C = -1, or 0 with the options) for the half batch and
+the whole one (where the clusters of their smaller batches write from the row's (max, sum), as the
+grid does); rows past a
 cluster (float32 1048579 and 4194307) take the grid for any number of rows, their gradients two_pass.
 """
 from __future__ import annotations

@@ -130,8 +130,8 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32, None),
          ("warp_rows_one_lane", 3000, 3, dtypes.FLOAT64, None),
          ("split_row_block_per_row", 40, 2000, dtypes.BFLOAT16, 1),
-         ("split_row_cluster", 9, 50257, dtypes.FLOAT32, 16), ("split_row_grid", 40, 262144, dtypes.FLOAT32, 0),
-         ("split_row_grid_past_a_cluster", 20, 1048576, dtypes.FLOAT32, 0)]  # eight rows at once, S > 0
+         ("split_row_cluster", 9, 50257, dtypes.FLOAT32, 16), ("split_row_grid", 40, 262144, dtypes.FLOAT32, -1),
+         ("split_row_grid_past_a_cluster", 20, 1048576, dtypes.FLOAT32, -1)]  # eight rows at once, S > 0
 
 
 @pytest.mark.parametrize("case", LOOPS, ids=[c[0] for c in LOOPS])

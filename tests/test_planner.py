@@ -412,7 +412,7 @@ def test_split_row_block_per_row_with_shared_memory_beats_clusters_from_64_rows(
 def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, n, pair, op, blocks, block):
     cluster = h100.plan("split_row", 1, n, pair, split_facts, op=op)
     launch = h100.plan("split_row", m, n, pair, split_facts, op=op)
-    assert launch.knobs == (cluster.knobs[0], 1, 0) and (launch.block, int(launch.args[2])) == (block, blocks)
+    assert launch.knobs == (cluster.knobs[0], 1, -1) and (launch.block, int(launch.args[2])) == (block, blocks)  # the plain grid kernel
     assert row_layout(launch) == row_layout(cluster)  # the same logical threads, K and S: the same bits
     slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // blocks  # rows at once
     assert launch.unit == blocks and launch.grid == min(m, slots) * blocks
@@ -420,11 +420,11 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
 
 
 @pytest.mark.parametrize("m, op, knobs, rows_at_once", [
-    (33, registry.LOG_SOFTMAX, (8, 1, 0), 33),  # the grid holds them at once: a thread for each logical thread
-    (34, registry.LOG_SOFTMAX, (8, -2, 0), 34),  # past the 33 it holds so: two logical threads a thread
-    (256, registry.LOG_SOFTMAX, (8, -2, 0), 66),
-    (33, registry.SOFTMAX, (8, 1, 0), 33),
-    (1024, registry.SOFTMAX, (8, -2, 0), 66),
+    (33, registry.LOG_SOFTMAX, (8, 1, -1), 33),  # the grid holds them at once: a thread for each logical thread
+    (34, registry.LOG_SOFTMAX, (8, -2, -1), 34),  # past the 33 it holds so: two logical threads a thread
+    (256, registry.LOG_SOFTMAX, (8, -2, -1), 66),
+    (33, registry.SOFTMAX, (8, 1, -1), 33),
+    (1024, registry.SOFTMAX, (8, -2, -1), 66),
 ], ids=["log_softmax_33_rows_unfolded", "log_softmax_34_rows_folded", "log_softmax_256_rows_folded",
         "softmax_33_rows_unfolded", "softmax_1024_rows_folded"])
 def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op, knobs, rows_at_once):
@@ -433,8 +433,9 @@ def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op,
     assert row_layout(launch, op) == row_layout(h100.plan("split_row", 1, 128256, F32, split_facts, op=op), op)
     assert launch.smem == (8 * 256 * 16 if knobs[1] < 0 else 0)  # a logical thread's K chunks, in shared memory
     assert launch.workspace == launch.zeroed + m * 128 * 2 * 4  # a (max, sum) per logical warp: 4096 threads a row
-    # calls with scale= or where= take the same kernel: the grid's always reads them (G < 0 is no plain knob)
-    assert h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True) == launch
+    # calls with scale= or where= take the plain kernel's twin that reads them (C = 0) on the same launch
+    fused = h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True)
+    assert fused == dataclasses.replace(launch, knobs=(*knobs[:-1], 0))
 
 
 @pytest.mark.parametrize(
@@ -463,7 +464,7 @@ def test_split_row_keeps_long_float32_rows_half_in_shared_memory(h100, n, pair, 
          "bf16_not_measured", "f64_not_measured", "gradients_never"],
 )
 def test_split_row_keeps_clusters_outside_the_grid_rule(h100, m, n, pair, op):
-    assert h100.plan("split_row", m, n, pair, split_facts, op=op).knobs[-1] != 0
+    assert h100.plan("split_row", m, n, pair, split_facts, op=op).knobs[-1] > 0  # not the grid (C = 0 or -1)
 
 
 def test_split_row_without_clusters_keeps_one_block_per_row():
@@ -479,8 +480,8 @@ def cluster_bound_facts(name, knobs):
     return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
 
 
-@pytest.mark.parametrize("m, knobs, blocks", [(8, (8, -1, 16), 16), (23, (8, -1, 16), 16), (257, (8, -2, 0), 8),
-                                             (8192, (8, -2, 0), 8)],
+@pytest.mark.parametrize("m, knobs, blocks", [(8, (8, -1, 16), 16), (23, (8, -1, 16), 16), (257, (8, -2, -1), 8),
+                                             (8192, (8, -2, -1), 8)],
                          ids=["few_rows_clusters", "23_rows_clusters", "257_rows_grid_fold", "many_rows_grid_fold"])
 def test_split_row_rows_no_block_holds_take_clusters_that_leave_room(h100, m, knobs, blocks):
     # 120000 float32 (30000 chunks): 4096 logical threads a row in blocks of 256, which the grid cuts the same
@@ -544,13 +545,13 @@ def row_layout(launch, op=registry.SOFTMAX):
     a thread keeps in registers (K) and in shared memory (S)."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
-    if c == 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
+    if c <= 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
         blocks, folds = args[2], max(-r, 1)
     elif c > 1:  # clusters fold none (R = -1: one pass)
         blocks, folds = c, 1
     else:  # R = 0: the plain kernel, a thread for each logical thread; R < 0: the plain fold
         blocks, folds = c, abs(r) or 1
-    again = c == 0 or (c > 1 and r < 0) or folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
+    again = c <= 0 or (c > 1 and r < 0) or folds > 1 or args[1:2] == (1,) or op == registry.LOG_SOFTMAX
     threads = launch.block * blocks * folds
     return (threads, "again") if again else (threads, k, args[:2])
 
@@ -625,7 +626,7 @@ def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pa
 def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, aligned, g, block, blocks, extra):
     launch = h100.plan("split_row", m, n, pair, split_facts, aligned, op)
     threads = blocks * block
-    assert launch.knobs == (8, g, 0) and (launch.block, int(launch.args[0]), int(launch.args[2])) == (block, extra, blocks)
+    assert launch.knobs == (8, g, -1) and (launch.block, int(launch.args[0]), int(launch.args[2])) == (block, extra, blocks)
     assert launch.smem == extra * block * 16 and launch.unit == blocks
     slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // blocks
     assert slots > 0 and launch.grid == min(m, slots) * blocks
