@@ -622,10 +622,10 @@ class Planner:
         """The launch of the plain kernel's twin on whole chunks (registry: whole_chunks, plain_knob 0 -> -1),
         on the same block and grid, where every row of x and y starts on a 16-byte boundary (`aligned`) and a
         row of n elements is whole chunks. The twin computes the same values in the same order, with neither the
-        element path nor the misalignment arithmetic compiled: H100, 2026-11-24, scripts/probe_whole_chunks.py,
-        docs/perf/whole-chunks-h100.txt, warp_rows at auto's launch: 4096 x 1024 bfloat16 95% -> 99% of copy,
-        float16 92% -> 99%, 262144 x 100 float32 97% -> 99%, 4096 x 512 98% -> 100% (registers 64 -> 48,
-        39 -> 32, 48 -> 40)."""
+        element path (where input and output have one element size) nor the misalignment arithmetic compiled:
+        H100, 2026-11-24, scripts/probe_whole_chunks.py, docs/perf/whole-chunks-h100.txt, two runs, warp_rows at
+        auto's launch: 4096 x 1024 bfloat16 93-95% -> 96-99% of copy, float16 92-94% -> 98-99%, 262144 x 100
+        float32 97% -> 99%, 4096 x 512 98% -> 100% (registers 64 -> 48, 39 -> 32, 48 -> 40)."""
         whole = aligned and n % (16 // pair[0].itemsize) == 0
         twin = v.twin_on_whole_chunks(launch.knobs, op) if whole else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)

@@ -17,10 +17,11 @@
 // 262144 x 32 float32 94% -> 97%, log_softmax 4096 x 1024 bfloat16 82% -> 91%).
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
-// chunk a lane holds is read and written whole, so neither the element path
-// nor the misalignment arithmetic is compiled; same values, same order, so
-// the same bits as O = 0 (the planner takes it where it may:
-// Planner.on_whole_chunks, with the measurement).
+// chunk a lane holds is read whole, and written whole where Tout is as wide
+// as Tin (a wider output is written element by element, as in O = 0), so
+// neither the misalignment arithmetic nor those element paths are compiled;
+// same values, same order, so the same bits as O = 0 (the planner takes it
+// where it may: Planner.on_whole_chunks, with the measurement).
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).

@@ -14,6 +14,7 @@ import cupy
 import numpy
 
 from cupysoftmax import api, bench, dtypes, reference
+from cupysoftmax.variants import VARIANTS
 from probe_long_rows import DEV, grid_layout
 
 SHAPES = [(8, 262144, "float32"), (16, 262144, "float32"), (32, 262144, "float32"), (64, 262144, "float32"),
@@ -51,7 +52,7 @@ def main(shapes, auto_only):
             api.launch_rows(kernel, launch, x, y)
             err = reference.error_ratio(cupy.asnumpy(y), want, dtype)
             fns[name] = lambda k=kernel, l=launch: api.launch_rows(k, l, x, y)
-            at_once = launch.grid // launch.unit if launch.knobs[-1] == 0 else "-"
+            at_once = launch.grid // launch.unit if VARIANTS["split_row"].gridded(launch.knobs) else "-"
             rows[name] = (launch, at_once, kernel.num_regs, err)
         times = bench.interleaved_ms(fns, repeat=20, rounds=2)
         copy = times.pop("copy")

@@ -31,12 +31,12 @@ def cuts(m, n, dtype, op) -> dict:
     if not auto.workspace:
         print(f"{m} x {n} {dtype.name}: auto takes {auto.variant} {auto.knobs} off the grid, skipped")
         return {}
-    threads, extra, again = auto.block * auto.unit, int(auto.args[0]), bool(int(auto.args[1]))
+    threads, extra = auto.block * auto.unit, int(auto.args[0])
     found, keep = {}, planner.SPLIT_GRID_THREADS
     try:
         for least in (256, 512, 1024):
             planner.SPLIT_GRID_THREADS = least
-            launch = p._on_grid(registry.get(auto.variant), m, auto.knobs, threads, extra, again, pair,
+            launch = p._on_grid(registry.get(auto.variant), m, (*auto.knobs[:-1], 0), threads, extra, pair,
                                 api._facts(dev, pair, op), op)
             if launch is None or launch.block in {l.block for _, l in found.values()}:
                 continue

@@ -3,6 +3,7 @@ cluster launch (same layout), then times. Toggles the planner's grid rule; api c
 import argparse, sys
 import cupy, numpy
 from cupysoftmax import api, bench, dtypes, planner, reference
+from cupysoftmax.variants import VARIANTS
 
 RULE = planner.SPLIT_GRID_FROM_ROWS
 ap = argparse.ArgumentParser(description=__doc__)
@@ -78,7 +79,7 @@ for n, dt in [(n, "float32") for n in ARGS.n]:
             kernel, launch = api.plan(dev, "auto", m, n, (d, d))
             picks[mode] = launch
             fns[mode] = (lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y))
-        if picks["grid"].knobs[-1] != 0:
+        if not VARIANTS["split_row"].gridded(picks["grid"].knobs):
             continue
         res = bench.interleaved_ms(fns, repeat=20, rounds=2)
         cp = res["copy"]

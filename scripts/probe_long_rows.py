@@ -50,8 +50,8 @@ def grid_layout(m, n, dtype, threads, g, k=None):
     pair, op = (dtype, dtype), registry.SOFTMAX
     chunks = p._chunks(n, pair, True)
     k = planner.lookup(planner.SPLIT_ITEMS, chunks) if k is None else k
-    launch = p._on_grid(registry.get("split_row"), m, (k, g, 0), threads, max(0, -(-chunks // threads) - k), False,
-                        pair, api._facts(DEV, pair, op), op)
+    launch = p._on_grid(registry.get("split_row"), m, (k, g, 0), threads, max(0, -(-chunks // threads) - k), pair,
+                        api._facts(DEV, pair, op), op)
     return None if launch is None else (api._loaded(p, launch, DEV, pair, op), launch)
 
 
@@ -91,7 +91,7 @@ def main() -> int:
             if isinstance(ms, Exception):
                 print(f"| {m} | {n} | {dtype.name} | {name} | failed: {ms} |")
                 continue
-            grid = launch.knobs[-1] == 0 and launch.variant == "split_row"
+            grid = launch.variant == "split_row" and registry.VARIANTS["split_row"].gridded(launch.knobs)
             per_row = launch.block * launch.unit if grid else "-"
             extra = int(launch.args[0]) if grid else "-"
             at_once = launch.grid // launch.unit if grid else "-"

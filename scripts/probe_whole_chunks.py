@@ -32,5 +32,6 @@ def main() -> int:
     print(f"\nwrong: {bad}")
     return 1 if bad else 0
 
+
 if __name__ == "__main__":
     sys.exit(main())

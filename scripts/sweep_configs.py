@@ -37,8 +37,8 @@ def candidates(planner, m, n, pair, facts):
     v = VARIANTS["split_row"]
     for knobs in registry_knobs("split_row"):
         k, r, c = knobs
-        if r != 1 or c == 0 or (c > 1 and planner.device.compute_capability < (9, 0)):
-            continue  # folds and the grid (C = 0): the planner's own layouts below; R = 0: plain_block
+        if r != 1 or v.gridded(knobs) or (c > 1 and planner.device.compute_capability < (9, 0)):
+            continue  # folds and the grid (C = 0, -1): the planner's own layouts below; R = 0: plain_block
         per = _ceil_div(chunks, c)
         kernel = facts("split_row", knobs)
         threads = _round_up(_ceil_div(per, k), 32)
