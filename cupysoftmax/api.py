@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import threading
 
 import numpy
 
 from . import device, driver, dtypes, fused, loader
 from . import variants as registry
 from .errors import UnsuitableVariant
+from .packed import PackedLaunch
 from .planner import Launch, Planner, check_takes_options
 
 try:
@@ -336,13 +338,26 @@ def run(kernel, launch: Launch, args: tuple) -> None:
 # directly (no copy): later calls cost a dict look-up, the result's allocation
 # (or a bounds check that out does not overlap x) and the launch. The host
 # time of this path is the product (issue 3: at most 1.3 x a bare RawKernel
-# launch), so it skips layers: the loaded Function rather than
-# RawKernel.__call__, cupy.ndarray rather than cupy.empty (each about 1.2 us on
-# the H100 host, 2026-11-22). Launches with a workspace (two_pass, rows of
-# megabytes) keep the full path.
-_calls: dict[tuple, tuple] = {}
+# launch), so it skips layers: the launch's arguments packed once
+# (packed.PackedLaunch, cuLaunchKernel) rather than converted by
+# Function.__call__, cupy.ndarray rather than cupy.empty (about 1.2 us on the
+# H100 host, 2026-11-22). Launches with a workspace (two_pass, rows of
+# megabytes) keep the full path. Each thread remembers its own calls: a
+# packed launch has its pointers written in just before it goes.
+class _Remembered(threading.local):
+    def __init__(self):
+        self.calls: dict[tuple, tuple] = {}
+
+
+_remembered = _Remembered()
 _ndarray = None  # cupy.ndarray, once cupy has been imported
 _current_device = None  # cupy.cuda.runtime.getDevice, likewise
+_current_stream = None  # cupy.cuda.get_current_stream, likewise
+
+
+def remembered_calls() -> dict:
+    """The calling thread's remembered calls: {key: (PackedLaunch, result dtype, byte spans of x and the result)}."""
+    return _remembered.calls
 
 
 def softmax(x, axis=None, *, out=None, dtype=None, variant: str = registry.AUTO, scale=1.0, where=None):
@@ -408,14 +423,14 @@ def _forward(op, x, axis, out, dtype, variant, scale, where):
         key = (x.shape, x.strides, x.dtype, axis, variant, device_id, x.data.ptr % 16 == 0,
                None if out is None else (out.shape, out.strides, out.dtype, out.data.device_id, out.data.ptr % 16 == 0),
                op)
-        hit = _calls.get(key)
+        hit = _remembered.calls.get(key)
         if hit is not None and device_id == _current_device():  # launches go to the current device
-            function, grid, block, smem, out_dtype, tail, spans = hit
+            launch, out_dtype, spans = hit
             if out is None:
                 out = _ndarray(x.shape, out_dtype)
             elif _overlap(x.data.ptr, out.data.ptr, spans):
                 return _full(op, x, axis, out, dtype, variant, None, scale, where)
-            function(grid, block, (x, out, *tail), shared_mem=smem)
+            launch(x.data.ptr, out.data.ptr, _current_stream().ptr)
             return out
     return _full(op, x, axis, out, dtype, variant, key, scale, where)
 
@@ -435,10 +450,10 @@ def _overlap(x_ptr: int, y_ptr: int, spans) -> bool:
 
 def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
     """Validate, lay out (columns in place, or rows), plan (cached), launch; remember the call under `key` where it went direct."""
-    global _ndarray, _current_device
+    global _ndarray, _current_device, _current_stream
     import cupy
 
-    _ndarray, _current_device = cupy.ndarray, cupy.cuda.runtime.getDevice
+    _ndarray, _current_device, _current_stream = cupy.ndarray, cupy.cuda.runtime.getDevice, cupy.cuda.get_current_stream
     x = as_cupy(x)
     in_dtype, out_dtype = resolve_dtypes(x.dtype, dtype)
     axes = normalize_axes(axis, x.ndim)
@@ -470,13 +485,13 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
         else:
             call = _launch_columns(x, axes, result, out, *columns)
     if key is not None and call is not None:
-        if len(_calls) >= _MAX_CACHED_LAUNCHES:
-            _calls.clear()
+        calls = _remembered.calls
+        if len(calls) >= _MAX_CACHED_LAUNCHES:
+            calls.clear()
         kernel, launch, tail = call
-        spans = (_span(x), _span(result))
         # kernel.kernel: the Function loaded on x's device, which was current for the launch
-        _calls[key] = (kernel.kernel, (launch.grid,), (launch.block, launch.block_y), launch.smem, out_dtype, tail,
-                       spans)
+        packed_launch = PackedLaunch(kernel.kernel, launch.grid, (launch.block, launch.block_y), launch.smem, tail)
+        calls[key] = (packed_launch, out_dtype, (_span(x), _span(result)))
     return result
 
 

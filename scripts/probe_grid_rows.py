@@ -16,7 +16,7 @@ ARGS = ap.parse_args()
 def fresh(grid):
     """Clusters' rows on the grid from one row on (True), never (False), or by the planner's own rule (None)."""
     planner.SPLIT_GRID_FROM_ROWS = RULE if grid is None else ((planner.INF, 1 if grid else planner.INF),)
-    api._launches.clear(); api._calls.clear()
+    api._launches.clear(); api.remembered_calls().clear()
 
 def call(op, x, **kw):
     f = api.softmax if op == "softmax" else api.log_softmax

@@ -344,10 +344,10 @@ def test_remembered_calls_stay_correct(rng, m, n):
     from cupysoftmax import api
 
     softmax(draw(rng, (2, 3), numpy.float32))  # the process's first call binds cupy.ndarray for the fast path
-    api._calls.clear()
+    api.remembered_calls().clear()
     for call in range(2):
         x = draw(rng, (m, n), numpy.float32)
-        remembered = [key for key in api._calls if key[:4] == (x.shape, x.strides, x.dtype, -1)]
+        remembered = [key for key in api.remembered_calls() if key[:4] == (x.shape, x.strides, x.dtype, -1)]
         assert len(remembered) == call  # the first call plans, the second finds it remembered
         reference.assert_close(cupy.asnumpy(softmax(x, axis=-1)), expect(x), numpy.float32)
     view = draw(rng, (m, n + 1), numpy.float32)[:, 1:]  # same shape, other strides and alignment
@@ -364,13 +364,13 @@ def test_remembered_calls_with_out(rng, m, n):
     from cupysoftmax import api
 
     softmax(draw(rng, (2, 3), numpy.float32))  # the process's first call binds cupy.ndarray for the fast path
-    api._calls.clear()
+    api.remembered_calls().clear()
     for call in range(3):
         x = draw(rng, (m, n), numpy.float32)
         out = cupy.full((m, n), numpy.nan, numpy.float32)
         assert softmax(x, axis=-1, out=out) is out
         reference.assert_close(cupy.asnumpy(out), expect(x), numpy.float32)
-        assert len(api._calls) == 1  # remembered after the first call, found on the others
+        assert len(api.remembered_calls()) == 1  # remembered after the first call, found on the others
     x = draw(rng, (m, n), numpy.float32)
     want = expect(x)
     assert softmax(x, axis=-1, out=x) is x  # in place: same metadata as the remembered out

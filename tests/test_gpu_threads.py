@@ -48,8 +48,9 @@ def test_first_calls_from_many_threads_compile_each_module_once(rng, monkeypatch
         return compile_(*args)
 
     monkeypatch.setattr(loader, "_compile", counted)
-    for module, name in [(loader, "_kernels"), (loader, "_compiling"), (api, "_launches"), (api, "_calls")]:
+    for module, name in [(loader, "_kernels"), (loader, "_compiling"), (api, "_launches")]:
         monkeypatch.setattr(module, name, {})
+    monkeypatch.setattr(api, "_remembered", api._Remembered())  # each thread's remembered calls start empty
     start = threading.Barrier(THREADS)
 
     def work(i):
@@ -75,3 +76,26 @@ def test_first_calls_from_many_threads_compile_each_module_once(rng, monkeypatch
             else:
                 want = reference.REFERENCES[op](cupy.asnumpy(inputs[k]), axis)
                 reference.assert_close(cupy.asnumpy(results[k]), want, dtype, op)
+
+
+@pytest.mark.parametrize("shape, axis", [((64, 1000), -1), ((4, 300, 64), 1)], ids=["split_row_rows", "strided_columns"])
+def test_remembered_calls_from_many_threads_at_once(rng, shape, axis):
+    # each thread remembers its own calls (a packed launch has its pointers written in just before it goes), so
+    # threads repeating one shape at once each launch on their own inputs and outputs
+    inputs = [[draw(rng, shape, numpy.float32) for _ in range(4)] for _ in range(THREADS)]
+    cupy.cuda.Device().synchronize()
+    start = threading.Barrier(THREADS)
+
+    def work(i):
+        start.wait()
+        results = [api.softmax(x, axis=axis) for x in inputs[i] for _ in range(3)]  # the 2nd and 3rd remembered
+        cupy.cuda.get_current_stream().synchronize()
+        assert len(api.remembered_calls()) == 1
+        return results
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        every = [future.result() for future in [pool.submit(work, i) for i in range(THREADS)]]
+    for i, results in enumerate(every):
+        for k, y in enumerate(results):
+            x = inputs[i][k // 3]
+            reference.assert_close(cupy.asnumpy(y), reference.softmax(cupy.asnumpy(x), axis), numpy.float32)
