@@ -484,15 +484,20 @@ def _full(op, x, axis, out, dtype, variant, key, scale=1.0, where=None):
             call = _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale, where)
         else:
             call = _launch_columns(x, axes, result, out, *columns)
-    if key is not None and call is not None:
-        calls = _remembered.calls
-        if len(calls) >= _MAX_CACHED_LAUNCHES:
-            calls.clear()
-        kernel, launch, tail = call
-        # kernel.kernel: the Function loaded on x's device, which was current for the launch
-        packed_launch = PackedLaunch(kernel.kernel, launch.grid, (launch.block, launch.block_y), launch.smem, tail)
-        calls[key] = (packed_launch, out_dtype, (_span(x), _span(result)))
+        if key is not None and call is not None:
+            _remember_call(key, call, out_dtype, x, result)
     return result
+
+
+def _remember_call(key, call, out_dtype, x, result) -> None:
+    """Remember a call that went direct, for the calling thread; on x's device (kernel.kernel is the Function
+    loaded on the current device)."""
+    calls = _remembered.calls
+    if len(calls) >= _MAX_CACHED_LAUNCHES:
+        calls.clear()
+    kernel, launch, tail = call
+    packed_launch = PackedLaunch(kernel.kernel, launch.grid, (launch.block, launch.block_y), launch.smem, tail)
+    calls[key] = (packed_launch, out_dtype, (_span(x), _span(result)))
 
 
 def _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale=1.0, where=None):

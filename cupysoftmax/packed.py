@@ -7,8 +7,9 @@ pointers to x and y, so PackedLaunch keeps the others in an array of 8-byte
 slots with an array of the slots' addresses (cuLaunchKernel's kernelParams),
 writes the two pointers in per call and launches through
 cupy.cuda.driver.launchKernel. H100 host, 2026-11-24 (scripts/probe_host_path.py,
-docs/perf/host-path-h100.txt): allocation plus the launch of softmax's kernel
-on 8 x 1000 float32, 10.9 us through Function.__call__, 7.3 us packed.
+docs/perf/host-path-h100.txt, runs 2 and 3): allocation plus the launch of
+auto's kernel on 8 x 1000 float32, through Function.__call__ against packed,
+16.5 -> 10.4 us and 10.4 -> 7.3 us (the host's speed differed between runs).
 
 Arguments are packed as CuPy passes them: a Python int as a 64-bit integer,
 a float as a double, a numpy.int32 as a 32-bit integer (the kernels declare

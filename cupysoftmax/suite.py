@@ -584,7 +584,7 @@ def host_cost(repeat: int = 2000, rounds: int = 5) -> dict:
     loops = {
         "softmax_us": lambda: api.softmax(x, axis=-1),
         "raw_kernel_us": lambda: noop((1,), (1,), (x,)),
-        "alloc_and_launch_us": lambda: noop((1,), (1,), (cupy.ndarray(x.shape, x.dtype),)),
+        "alloc_and_bare_launch_us": lambda: noop((1,), (1,), (cupy.ndarray(x.shape, x.dtype),)),
     }
     for fn in loops.values():
         fn()  # compile, plan, load
@@ -796,7 +796,7 @@ def report(records, sweep_records, host, device_name: str, repeat: int) -> str:
               f"`cupysoftmax.softmax(x, axis=-1)` on 8 × 1000 float32: {host['softmax_us']:.1f} µs; "
               f"a bare `cupy.RawKernel` launch: {host['raw_kernel_us']:.1f} µs; ratio {host['ratio']:.2f}; "
               f"allocating the result plus that bare launch (the floor for a function returning a new "
-              f"CuPy array): {host['alloc_and_launch_us']:.1f} µs "
+              f"CuPy array): {host['alloc_and_bare_launch_us']:.1f} µs "
               f"(time.perf_counter, fastest of {host['rounds']} interleaved rounds of {host['repeat']} calls)."]
     return "\n".join(parts) + "\n"
 

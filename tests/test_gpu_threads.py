@@ -14,6 +14,7 @@ import numpy
 import pytest
 
 from cupysoftmax import api, gradients, loader, reference
+from cupysoftmax.packed import PackedLaunch
 from cupysoftmax import variants as registry
 from test_gpu_gradients import FORWARD
 from test_gpu_gradients import check as check_gradient
@@ -50,7 +51,7 @@ def test_first_calls_from_many_threads_compile_each_module_once(rng, monkeypatch
     monkeypatch.setattr(loader, "_compile", counted)
     for module, name in [(loader, "_kernels"), (loader, "_compiling"), (api, "_launches")]:
         monkeypatch.setattr(module, name, {})
-    monkeypatch.setattr(api, "_remembered", api._Remembered())  # each thread's remembered calls start empty
+    monkeypatch.setattr(api, "_remembered", api._Remembered())  # the main thread's remembered calls too
     start = threading.Barrier(THREADS)
 
     def work(i):
@@ -79,18 +80,29 @@ def test_first_calls_from_many_threads_compile_each_module_once(rng, monkeypatch
 
 
 @pytest.mark.parametrize("shape, axis", [((64, 1000), -1), ((4, 300, 64), 1)], ids=["split_row_rows", "strided_columns"])
-def test_remembered_calls_from_many_threads_at_once(rng, shape, axis):
+def test_remembered_calls_from_many_threads_at_once(rng, monkeypatch, shape, axis):
     # each thread remembers its own calls (a packed launch has its pointers written in just before it goes), so
     # threads repeating one shape at once each launch on their own inputs and outputs
     inputs = [[draw(rng, shape, numpy.float32) for _ in range(4)] for _ in range(THREADS)]
+    api.softmax(inputs[0][0], axis=axis)  # the process's first call binds cupy.ndarray for the fast path
     cupy.cuda.Device().synchronize()
     start = threading.Barrier(THREADS)
+    packed_calls, guard = Counter(), threading.Lock()
+    launch = PackedLaunch.__call__
+
+    def counted(self, *args):
+        with guard:
+            packed_calls[threading.get_ident()] += 1
+        return launch(self, *args)
+
+    monkeypatch.setattr(PackedLaunch, "__call__", counted)
 
     def work(i):
         start.wait()
-        results = [api.softmax(x, axis=axis) for x in inputs[i] for _ in range(3)]  # the 2nd and 3rd remembered
+        results = [api.softmax(x, axis=axis) for x in inputs[i] for _ in range(3)]
         cupy.cuda.get_current_stream().synchronize()
         assert len(api.remembered_calls()) == 1
+        assert packed_calls[threading.get_ident()] == 11  # every call after the thread's first
         return results
 
     with ThreadPoolExecutor(THREADS) as pool:
