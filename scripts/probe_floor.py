@@ -16,7 +16,12 @@ of the same bytes, a grid-stride copy kernel on the same grid (reads and
 writes overlap), the floor for each R that fits, and cupysoftmax's auto. The
 floor's output is checked equal to its input before it is timed.
 
-    PYTHONPATH=$PWD python3 scripts/probe_floor.py [M N dtype]...
+With --exps, each rows shape is also timed with the floor's kernel computing one and
+two exponentials of each element (exp2f, as split_row does: one as the values land,
+one as each is written) and keeping none of them: what a softmax's arithmetic
+costs on top of the floor.
+
+    PYTHONPATH=$PWD python3 scripts/probe_floor.py [--exps] [mode M N dtype]...
 """
 import sys
 
@@ -32,6 +37,7 @@ GRADIENT = ROWS + [(128, 262144, "float32")]  # the softmax_backward shapes unde
 CASES = ([("rows", *shape) for shape in ROWS] + [("gradient", *shape) for shape in GRADIENT]
          + [("axis0", 8192, 8192, "float32"), ("rows", 256, 262144, "float32")])
 THREADS = 512
+EXPS = False  # --exps: rows also timed with one and two exponentials an element (kernel `hold`'s E)
 
 SOURCE = r"""
 // Where vector c of held row `row` lives: rows of `row_vecs` vectors one after another, or (LINES) a group of
@@ -41,12 +47,29 @@ __device__ __forceinline__ long long at(int row, long long row_vecs, int c, long
     return LINES ? row * 8LL + (c >> 3) * pitch + (c & 7) : row * row_vecs + c;
 }
 
+// E exponentials of each element of a vector of V elements (4 float32 or 8 bfloat16), summed into acc: the
+// arithmetic a softmax adds to the floor, which keeps none of it (acc only guards it from the compiler).
+template <int E, int V>
+__device__ __forceinline__ float burn(const uint4& v, float acc) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int e = 0; e < E; ++e)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            acc += V == 4 ? exp2f(__uint_as_float(w[i]) * 0.25f)
+                          : exp2f(__uint_as_float(w[i] << 16) * 0.25f) + exp2f(__uint_as_float(w[i] & 0xffff0000u) * 0.25f);
+    return acc;
+}
+
 // INPUTS = 2 (the gradient's y and dy): held vector c is vector c / 2 of x (c even) or of x2 (c odd), and only the
 // even ones are written (to y), so a row holds twice the vectors it writes.
-template <int K, int INPUTS, bool LINES>
+// E (rows only): the exponentials of each element computed too, as split_row does: one as its values land (before
+// the barrier), a second as each vector is written (E = 2); the output stays the input.
+template <int K, int INPUTS, bool LINES, int E = 0, int V = 4>
 __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, const uint4* __restrict__ x2,
                                                  uint4* __restrict__ y, long long row_vecs, long long pitch, int rows,
                                                  int q, long long per_block, unsigned* counts, unsigned target) {
+    float acc = 0.0f;
     extern __shared__ uint4 part[];
     const int t = threadIdx.x, b = blockDim.x, rank = blockIdx.x % q, slots = gridDim.x / q;
     const long long held = INPUTS * row_vecs;
@@ -73,6 +96,13 @@ __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, 
         }
         asm volatile("cp.async.wait_all;\n" ::);
         __syncthreads();
+        if (E >= 1) {
+#pragma unroll
+            for (int i = 0; i < K; ++i)
+                if (lo + t + i * b < hi) acc = burn<1, V>(v[i], acc);
+            j = 0;
+            for (int c = lo + t + K * b; c < hi; c += b, ++j) acc = burn<1, V>(part[j * b + t], acc);
+        }
         if (t == 0) {  // split_row's grid barrier (csm::GridBoard::wait): a release count, acquire polls
             asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(counts + row) : "memory");
             unsigned seen;
@@ -86,12 +116,19 @@ __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, 
 #pragma unroll
         for (int i = 0; i < K; ++i) {
             const int c = lo + t + i * b;
-            if (c < hi) store(row, c, v[i]);
+            if (c < hi) {
+                if (E >= 2) acc = burn<1, V>(v[i], acc);
+                store(row, c, v[i]);
+            }
         }
         j = 0;
-        for (int c = lo + t + K * b; c < hi; c += b, ++j) store(row, c, part[j * b + t]);
+        for (int c = lo + t + K * b; c < hi; c += b, ++j) {
+            if (E >= 2) acc = burn<1, V>(part[j * b + t], acc);
+            store(row, c, part[j * b + t]);
+        }
         __syncthreads();  // the shared-memory part is free for the next row
     }
+    if (acc == -1.0f) y[0] = make_uint4(0, 0, 0, 0);  // never (a sum of exponentials): keeps the arithmetic
 }
 
 __global__ void stream(const uint4* __restrict__ x, uint4* __restrict__ y, long long n) {
@@ -105,11 +142,12 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def kernel_name(k: int, inputs: int, lines: bool) -> str:
-    return f"hold<{k}, {inputs}, {'true' if lines else 'false'}>"
+def kernel_name(k: int, inputs: int, lines: bool, exps: int = 0, vector: int = 4) -> str:
+    return f"hold<{k}, {inputs}, {'true' if lines else 'false'}, {exps}, {vector}>"
 
 
-NAMES = [kernel_name(k, inputs, lines) for k in (8, 4) for inputs, lines in ((1, False), (2, False), (1, True))]
+NAMES = ([kernel_name(k, inputs, lines) for k in (8, 4) for inputs, lines in ((1, False), (2, False), (1, True))]
+         + [kernel_name(k, 1, False, e, v) for k in (8, 4) for e in (1, 2) for v in (4, 8)])
 
 
 class Case:
@@ -118,6 +156,7 @@ class Case:
     def __init__(self, mode: str, m: int, n: int, dtype):
         x = bench.random_input(m, n, dtype)
         self.mode, self.x, self.y = mode, x, cupy.empty_like(x)
+        self.exps = EXPS and mode == "rows" and x.itemsize in (2, 4)  # the E kernels read float32 or bfloat16
         self.x2, self.inputs, self.lines, self.pitch = x, 1, False, 0
         self.rows, self.row_vecs = m, n * x.itemsize // 16
         moved = x.nbytes
@@ -137,8 +176,9 @@ class Case:
         """{label: a callable} for each rows-at-once R whose slices fit one (K = 8) or two (K = 4) blocks an SM;
         each checked to write its input back unchanged first."""
         fns = {}
-        for per_sm, k in ((1, 8), (2, 4)):
-            kernel = module.get_function(kernel_name(k, self.inputs, self.lines))
+        exps = (0, 1, 2) if self.exps else (0,)
+        for per_sm, k, e in ((p, k, e) for p, k in ((1, 8), (2, 4)) for e in exps):
+            kernel = module.get_function(kernel_name(k, self.inputs, self.lines, e, 16 // self.x.itemsize if e else 4))
             smem_most = 227 * 1024 if per_sm == 1 else 113 * 1024
             if kernel.num_regs * THREADS * per_sm > 65536:
                 continue
@@ -149,7 +189,7 @@ class Case:
                 per_block = _ceil_div(self.inputs * self.row_vecs, q) if q else 0
                 smem = max(0, per_block - k * THREADS) * 16
                 if q and smem <= smem_most:
-                    label = f"floor R={r:<4} Q={q:<3} {per_sm}/SM smem {smem // 1024}K"
+                    label = f"floor R={r:<4} Q={q:<3} {per_sm}/SM smem {smem // 1024}K" + (f" exp x{e}" if e else "")
                     run = self._launcher(kernel, q, r, per_block, smem)
                     self.y.view(numpy.uint8).fill(0xFF)
                     run()
@@ -191,7 +231,7 @@ def main(cases):
         print(f"{mode} {m} x {n} {dtype_name}: {case.moved / 1e6:.1f} MB moved")
         for label, ms in times.items():
             print(f"   {label:38} {ms * 1e3:7.1f} us {copy_ms / ms:6.1%} of copy")
-        best = min((ms, label) for label, ms in times.items() if label.startswith("floor"))
+        best = min((ms, label) for label, ms in times.items() if label.startswith("floor") and "exp" not in label)
         table.append((mode, m, n, dtype_name, copy_ms, best, times["cupysoftmax"]))
     print("\nmode | shape | copy us | best floor us (% of copy) | cupysoftmax us (% of copy)")
     for mode, m, n, name, copy_ms, (floor_ms, label), ours in table:
@@ -200,6 +240,7 @@ def main(cases):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
+    EXPS = "--exps" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--exps"]
     main([(args[i], int(args[i + 1]), int(args[i + 2]), args[i + 3]) for i in range(0, len(args), 4)]
          if args else CASES)
