@@ -245,7 +245,8 @@ SPLIT_GRID_GROUPS = (1, 4)
 # 95.5 -> 94.6. The fold
 # starts right past the unfolded cut's rows: 34 rows' 0.2 us is within the
 # spread, and a second threshold would be a rule for one measurement.
-SPLIT_GRID_FOLD = 2
+# The fold is the one the registry compiles (variants.SPLIT_GRID_FOLDED: G = -2).
+SPLIT_GRID_FOLD = -registry.SPLIT_GRID_FOLDED[0][1]
 # float32 rows of more than SPLIT_SHARED_FROM_CHUNKS chunks that clusters hold
 # in registers: half the threads a row (up to whole warps in 16 blocks), each
 # keeping the rest of its chunks in shared memory (K = 8, S = 8: 4096 threads

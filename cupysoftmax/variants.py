@@ -134,7 +134,7 @@ SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
-SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there
+SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there (planner.SPLIT_GRID_FOLD)
 SPLIT_GRID_PLAIN = tuple((k, g, -1) for k, g, _ in SPLIT_GRID + SPLIT_GRID_FOLDED)  # C = -1: their plain twins
 SPLIT_ONE_PASS = tuple((8, -1, c) for c in (2, 4, 8, 16))  # R = -1 on clusters: outputs from the row's (max, sum)
 

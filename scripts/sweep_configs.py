@@ -107,7 +107,7 @@ def main(shapes):
                 print(f"   {launch.variant:<10} {str(launch.knobs):<8} {launch.block:>5} {launch.smem:>7}  launch failed: {exc}")
                 continue
             err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype)
-            ms = bench.median_ms(lambda: api.launch_rows(kernel, launch, x, y), repeat=20)
+            ms = bench.median_ms(lambda x=x, y=y: api.launch_rows(kernel, launch, x, y), repeat=20)
             star = "*" if (launch.variant, launch.knobs, launch.block) == (picked.variant, picked.knobs, picked.block) else " "
             print(f" {star} {launch.variant:<10} {str(launch.knobs):<8} {launch.block:>5} {launch.smem:>7} "
                   f"{kernel.num_regs:>4} {active_clusters(kernel, launch)!s:>5} {ms * 1e3:>9.1f} us "

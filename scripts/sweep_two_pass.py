@@ -41,7 +41,7 @@ def main(shapes):
                 y.fill(numpy.nan)
                 api.launch_rows(kernel, launch, x, y)
                 err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype)
-                ms = bench.median_ms(lambda: api.launch_rows(kernel, launch, x, y), repeat=20)
+                ms = bench.median_ms(lambda x=x, y=y: api.launch_rows(kernel, launch, x, y), repeat=20)
                 slices, group_rows = map(int, launch.args)
                 line += f" {share}/{threads}/{group_rows}x{slices}: {100 * copy_ms / ms:.0f}%{'' if err <= 1 else ' WRONG'}"
         print(line, flush=True)
