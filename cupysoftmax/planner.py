@@ -431,10 +431,10 @@ class Launch:
     block: int  # blockDim.x
     smem: int  # dynamic shared memory bytes
     args: tuple = ()  # kernel arguments after (x, y, rows, n, both row strides); the gradients: (y, dy, dx, rows, n, three)
-    workspace: int = 0  # bytes of scratch passed after args (zeroed as `zeroed` says); such a launch is cooperative
+    workspace: int = 0  # bytes of scratch passed after args (zeroed, unless `tagged`); such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
     unit: int = 1  # the grid stays a multiple of it (split_row's launches: the blocks of a row, a cluster's or on the grid)
-    zeroed: int | None = None  # bytes of the workspace's start to zero; None: all of it
+    tagged: bool = False  # the workspace's slots carry the launch's tag, passed after it (api.run): no zeroing
 
 
 @dataclass(frozen=True)
@@ -836,12 +836,11 @@ class Planner:
         plain = (*knobs[:-1], -1)
         if plain in v.knob_sets(op, self.device.compute_capability):
             knobs = plain
-        # a count per row (16-byte aligned; zeroed), then a (max, sum) per logical warp of each row: csm::GridBoard
-        counts = _round_up(4 * m, 16)
-        workspace = counts + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
+        # a 64-bit tag per block of each row, then a (max, sum) per logical warp of each row: csm::GridBoard
+        workspace = m * blocks * 8 + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
         return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,
                       (numpy.int32(extra), numpy.int32(0), numpy.int32(blocks)), workspace=workspace, unit=blocks,
-                      zeroed=counts)
+                      tagged=True)
 
     def split_cuts(self, v, layout: SplitLayout, facts):
         """(knobs, blockDim.x, S, again) for each C of the layout's sizes that cuts its row into blocks of whole

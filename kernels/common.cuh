@@ -848,16 +848,38 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
 // -- a row's blocks anywhere on the grid (split_row with C = 0) -----------------
 //
 // The workspace of a launch whose rows are split over blocks anywhere on the
-// grid: a 32-bit count per row (zeroed before the launch), padded to 16
-// bytes, then `warps` values per row. Each warp's lane 0 writes its value;
-// after a block barrier, thread 0 counts the block in (a release) and waits
-// until the row's count reaches its blocks (acquires; every block resident: a
-// cooperative launch), then the block reads the values past L1
-// (ld.global.cg). Release and acquire in place of __threadfence() (fence.sc)
-// around a relaxed count: H100, 2026-11-24, scripts/ab_trees.py, two rounds
-// (docs/perf/grid-release-acquire-h100.txt), 64 x 1048576 float32 88% -> 90%
-// of copy, 128 x 128256 83% -> 85-86%, 32 x 128256 69% -> 72%, 32 x 262144
-// 75% -> 77%; polling without __nanosleep(32) measured the same.
+// grid: a 64-bit tag per block of each row, then `warps` values per row.
+// Each warp's lane 0 writes its value; after a block barrier, thread 0
+// swaps the launch's tag into the block's place (an atomic exchange with
+// release semantics), and the first warp's lanes poll the row's tags
+// (acquires; every block resident: a cooperative launch) until each is this
+// launch's; then the block reads the values past L1 (ld.global.cg). The host
+// gives every launch a tag no earlier launch in the process had (api.run: a
+// random 62-bit start, counted up), so the workspace needs no zeroing: what
+// a place held before is another launch's tag, or foreign bytes that match
+// this one's by chance alone (2^-62). A CUDA graph replays a captured launch
+// with its tag, so a launch made under stream capture gets its workspace
+// zeroed first (tags are never 0).
+//
+// H100, 2026-11-25, scripts/ab_trees.py, two rounds each
+// (docs/perf/grid-tags-h100.txt), us, a count per row zeroed by a memset
+// before each launch -> these tags: 32 x 262144 float32 26.1 -> 25.1, 32 x
+// 128256 16.1 -> 15.0, 128 x 128256 45.5 -> 44.3, 256 x 262144 186.4 ->
+// 183.7, 64 x 1048576 192.0 -> 192.4, 4 x 4194304 57.7 -> 58.3. A plain
+// store of the tag (st.release) lost on rows in several rounds (64 x 1048576
+// 191.5 -> 200.2, 128 x 128256 45.9 -> 48.6): four blocks' tags share a
+// 32-byte sector, and a poll that finds it partly written has L2 fill it
+// from memory (an atomic is done in L2, which then holds the whole sector).
+// Four threads writing the tag over a whole sector of its own won most of
+// that back (193.2, 45.5) but spilled the float32 G = 4 kernels (64
+// registers, their bound). Thread 0 alone polling the row's tags in turn
+// lost (235.9, 51.0); a tag on each warp's value, each lane polling the one
+// it reads without block barriers, took the float32 K = 8 kernel from 56
+// registers to 70 (sm_90), four blocks an SM to three. Release and acquire
+// in place of __threadfence() (fence.sc) around relaxed accesses: H100,
+// 2026-11-24 (docs/perf/grid-release-acquire-h100.txt, on the count), 64 x
+// 1048576 float32 88% -> 90% of copy, 32 x 262144 75% -> 77%; polling without
+// __nanosleep(32) measured the same.
 template <typename A> __device__ __forceinline__ A load_cg(const A* p) { return __ldcg(p); }
 template <typename A> __device__ __forceinline__ MaxSum<A> load_cg(const MaxSum<A>* p) {
     return {__ldcg(&p->m), __ldcg(&p->s)};
@@ -895,25 +917,38 @@ __device__ __forceinline__ void await_count(const unsigned* count, unsigned targ
 }
 
 template <typename V> struct GridBoard {
-    unsigned* counts;
-    V* values;
-    int warps;  // values a row
-    __device__ __forceinline__ GridBoard(void* workspace, long long rows, int warps_)
-        : counts(static_cast<unsigned*>(workspace)),
-          values(reinterpret_cast<V*>(static_cast<char*>(workspace) + (rows * 4 + 15) / 16 * 16)),
-          warps(warps_) {}
+    unsigned long long* tags;  // a tag per block of each row
+    V* values;                 // then a value per logical warp of each row
+    int blocks, warps;         // a row's
+    unsigned long long tag;    // this launch's
+    __device__ __forceinline__ GridBoard(void* workspace, long long rows, int blocks_, int warps_, unsigned long long tag_)
+        : tags(static_cast<unsigned long long*>(workspace)),
+          values(reinterpret_cast<V*>(tags + rows * blocks_)), blocks(blocks_), warps(warps_), tag(tag_) {}
     __device__ __forceinline__ void write(long long row, int warp, const V& v) const {
         values[row * warps + warp] = v;
     }
-    __device__ __forceinline__ void wait(long long row, int blocks) const {
+    __device__ __forceinline__ void wait(long long row, int block) const {
         // The block's values (the barrier orders them before thread 0's
-        // count), then the count with release semantics, so whoever acquires
-        // it sees them; thread 0 polls with acquire semantics until every
-        // block is in, and the barrier hands that on to the block.
+        // swap), then its tag with release semantics, so whoever acquires it
+        // sees them; the first warp's lanes poll the row's tags with acquire
+        // semantics until every block's is this launch's, and the barrier
+        // hands that on to the block.
         __syncthreads();
+        unsigned long long* row_tags = tags + row * blocks;
         if (threadIdx.x == 0) {
-            count_in(&counts[row]);
-            await_count(&counts[row], static_cast<unsigned>(blocks));
+            unsigned long long old;
+            asm volatile("atom.release.gpu.global.exch.b64 %0, [%1], %2;" : "=l"(old) : "l"(row_tags + block), "l"(tag) : "memory");
+        }
+        if (threadIdx.x < 32) {
+            const unsigned long long* end = row_tags + blocks;
+            for (const unsigned long long* p = row_tags + threadIdx.x; p < end; p += 32) {
+                unsigned long long seen;
+                while (true) {
+                    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(p) : "memory");
+                    if (seen == tag) break;
+                    __nanosleep(32);
+                }
+            }
         }
         __syncthreads();
     }
@@ -941,11 +976,11 @@ template <typename V> struct GridBoard {
 //
 // C = 0: the row's `blocks` blocks lie anywhere on the grid (all of it
 // resident: a cooperative launch), and the warp values go through a board in
-// global memory instead of distributed shared memory: a count per row of the
-// blocks that have written, then a value per logical warp of each row
-// (GridBoard). Each block writes its warps' values, counts itself in, waits
-// for the row's count, and reads the same logical warps a cluster's lanes
-// would: the same tree, so the same bits as any C that gives the same T.
+// global memory instead of distributed shared memory: a tag per block of
+// each row, then a value per logical warp (GridBoard). Each block writes its
+// warps' values and its tag, waits for the row's tags, and reads the same
+// logical warps a cluster's lanes would: the same tree, so the same bits as
+// any C that gives the same T.
 //
 // G (C = 0 alone): the groups each warp of a block reduces, so that blocks of
 // a warp for every G groups serve (8 warps for the 32 groups of T = 32768
@@ -966,10 +1001,11 @@ template <int C, int R = 1, int G = 1> struct RowTree {
     int count = 1;             // groups of 32 warps in the row
     int slot = 0, rank = -1;   // C != 1: the warp this lane reads for its warp's group (rank -1: none, past the row)
     int blocks = C;            // the row's blocks (C = 0: given at run time)
-    void* board = nullptr;     // C = 0: GridBoard's workspace for `rows` rows
+    void* board = nullptr;     // C = 0: GridBoard's workspace
     long long rows = 0;
-    __device__ __forceinline__ RowTree(int blocks_ = C, void* board_ = nullptr, long long rows_ = 0)
-        : blocks(C ? C : blocks_), board(board_), rows(rows_) {
+    unsigned long long tag = 0;  // C = 0: the launch's (GridBoard)
+    __device__ __forceinline__ RowTree(int blocks_ = C, void* board_ = nullptr, long long rows_ = 0, unsigned long long tag_ = 0)
+        : blocks(C ? C : blocks_), board(board_), rows(rows_), tag(tag_) {
         const int per_block = static_cast<int>(blockDim.x >> 5), total = per_block * blocks * R;
         count = (total + 31) / 32;
         if constexpr (C != 1) {
@@ -987,7 +1023,7 @@ template <int C, int R = 1, int G = 1> struct RowTree {
     __device__ __forceinline__ V reduce(const V (&v)[R], Level level, V identity, V (&warps)[2][32 * R],
                                         V (&groups)[2][kGroups], int parity, long long row = 0) const {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
-        const auto grid = [&] { return GridBoard<V>(board, rows, per_block * blocks * R); };  // C = 0 alone
+        const auto grid = [&] { return GridBoard<V>(board, rows, blocks, per_block * blocks * R, tag); };  // C = 0 alone
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const V w = level(v[r]);
@@ -1003,7 +1039,7 @@ template <int C, int R = 1, int G = 1> struct RowTree {
             const int w = (count == 1 ? 0 : warp) * 32 + lane;
             g = level(w < per_block * R ? warps[parity][w] : identity);
         } else if constexpr (C == 0 && G > 1) {
-            grid().wait(row, blocks);
+            grid().wait(row, static_cast<int>(blockIdx.x % blocks));
             const int total = per_block * blocks * R;  // the row's logical warps
 #pragma unroll 1
             for (int group = warp; group < count; group += per_block) {  // G of them at most
@@ -1017,7 +1053,7 @@ template <int C, int R = 1, int G = 1> struct RowTree {
             const V rest = level(lane + 32 < count ? groups[parity][lane + 32] : identity);
             return level(lane == 0 ? first : lane == 1 ? rest : identity);
         } else if constexpr (C == 0) {
-            grid().wait(row, blocks);
+            grid().wait(row, static_cast<int>(blockIdx.x % blocks));
             g = level(rank >= 0 ? grid().read(row, rank * per_block + slot) : identity);
         } else {
             cluster_sync();

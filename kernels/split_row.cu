@@ -78,10 +78,11 @@
 // and R = -1 on clusters write so always); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
-// (-G * blockDim.x) where G < 0 folds) and the workspace, its first
-// round_up(4 * rows, 16) bytes zeroed (a count per row), then rows * T / 32
-// pairs; gridDim.x a multiple of `blocks`, every
-// block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
+// (-G * blockDim.x) where G < 0 folds), the workspace (a 64-bit tag per
+// block of each row, then rows * T / 32 pairs: csm::GridBoard) and the
+// launch's tag (not 0, and no earlier launch's that the workspace may hold:
+// zeroed where it may, under stream capture); gridDim.x a multiple of
+// `blocks`, every block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
 // shared memory; y and dy rows start at the same offset from a 16-byte
 // boundary.
 #include "common.cuh"
@@ -222,14 +223,14 @@ template <typename Tin, typename Tout, bool LOG, int K, int R, int C, int G = 1,
 __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                           long long n, long long x_row_stride, long long y_row_stride,
                                           const csm::Fused& fused, int smem_chunks, bool again,
-                                          int blocks = C, void* board = nullptr) {
+                                          int blocks = C, void* board = nullptr, unsigned long long tag = 0) {
     using A = csm::acc_t<Tin, Tout>;
     __shared__ __align__(16) csm::MaxSum<A> warp_pairs[2][32 * R];  // RowTree's, double-buffered by row parity
     __shared__ __align__(16) csm::MaxSum<A> group_pairs[2][csm::RowTree<C, R, G>::kGroups];
     constexpr bool keep = !ONE_PASS && R == 1 && csm::keep_exps<A, Tin, K, LOG> && (C == 1 || sizeof(Tin) >= sizeof(A));
     using Kept = csm::Held<A, Tin, K, LOG, R, keep>;  // keeps exponentials where it may
     using Again = csm::Held<A, Tin, K, LOG, R, false>;
-    const csm::RowTree<C, R, G> tree(blocks, board, rows);
+    const csm::RowTree<C, R, G> tree(blocks, board, rows, tag);
     if (C != 1 && K <= 4 && sizeof(A) == 4 && again && keep)
         split_rows<Tin, Tout, LOG, K, R, C, G, Again>(x, y, rows, n, x_row_stride, y_row_stride, fused, smem_chunks,
                                                    warp_pairs, group_pairs, tree);
@@ -375,12 +376,12 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm
     softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,
-                           int smem_chunks, int again, int blocks, void* board) {
+                           int smem_chunks, int again, int blocks, void* board, unsigned long long tag) {
     static_assert(O == 0 || O == 1, "O: the fused options compiled out (0) or in (1)");
     split_row<Tin, Tout, LOG, K, csm::grid_folds<G>, 0, csm::grid_groups<G>, true>(
         x, y, rows, n, x_row_stride, y_row_stride,
         O ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none(), smem_chunks, again != 0, blocks,
-        board);
+        board, tag);
 }
 #endif
 

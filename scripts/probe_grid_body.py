@@ -19,14 +19,7 @@ for m, n in [(8, 262144), (32, 262144), (32, 128256)]:
     fns[f"product cluster {lc.knobs} {lc.block}"] = lambda: api.launch_rows(kc, lc, x, y)
     planner.SPLIT_GRID_FROM_ROWS = ((planner.INF, 1),); api._launches.clear()  # the grid
     kg, lg = api.plan(dev, "auto", m, n, (f32, f32))
-    fns[f"product grid {lg.knobs} {lg.block}x{lg.grid}, cupy.zeros"] = lambda: api.launch_rows(kg, lg, x, y)
-    ws = cupy.zeros(lg.workspace, numpy.uint8)
-    args = (x, y, *api.row_args(lg, x, y), ws)
-    def direct(memset=True):
-        if memset:
-            ws.data.memset_async(0, 16 * ((4 * m + 15) // 16))
-        kg.kernel((lg.grid,), (lg.block,), args, enable_cooperative_groups=True)
-    fns["product grid, counts memset_async"] = direct
+    fns[f"product grid {lg.knobs} {lg.block}x{lg.grid}"] = lambda: api.launch_rows(kg, lg, x, y)
     for p, b in ((32, 256), (16, 512)):
         per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(gx.kernel.ptr, b, 0)
         grid = min(m, per_sm * 132 // p) * p

@@ -149,6 +149,28 @@ def test_blocks_loop_over_rows_past_a_short_grid(rng, case):
     reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
 
 
+# (id naming the path, M, N): grid launches (a tagged workspace: csm::GridBoard), unfolded and past a cluster
+GRID_WORKSPACES = [("split_row_grid_unfolded", 32, 262144), ("split_row_grid_past_a_cluster", 4, 1048576)]
+
+
+@pytest.mark.parametrize("case", GRID_WORKSPACES, ids=[c[0] for c in GRID_WORKSPACES])
+def test_a_grid_launch_reads_only_the_slots_its_own_tag_marks(rng, case):
+    """A grid launch's workspace is not zeroed (api.run): the pool hands it over holding an earlier launch's slots,
+    or anything. Here one workspace serves three launches in a row: on bytes of 0xff, then on the slots of the
+    launch before (its tag and its rows' values, of another input) twice; each must read only its own."""
+    _, m, n = case
+    dtype = dtypes.FLOAT32
+    kernel, launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), True)
+    assert launch.variant == "split_row" and launch.knobs[-1] == -1 and launch.tagged
+    workspace = cupy.full(launch.workspace, 0xFF, numpy.uint8)
+    for _ in range(3):
+        x = draw(rng, (m, n), dtype)
+        out = poisoned((m, n), dtype)
+        kernel.kernel((launch.grid,), (launch.block,), (x, out, *api.row_args(launch, x, out), workspace,
+                      numpy.uint64(next(api._tags))), shared_mem=launch.smem, enable_cooperative_groups=True)
+        reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
+
+
 def extreme_rows(rng, n, dtype):
     """Rows that reach the semantics rules: huge offsets, -inf masks, NaN, +inf, all -inf."""
     rows = rng.standard_normal((11, n)) * 3

@@ -95,11 +95,13 @@ CASES = {
     "softmax_backward": Backward(registry.SOFTMAX_BACKWARD, (8, 3000)),
     "log_softmax_backward_cluster": Backward(registry.LOG_SOFTMAX_BACKWARD, (2, 50257)),
     "two_pass_workspace": Forward(registry.SOFTMAX, (4, 5000), variant="two_pass"),
+    # split_row on the grid: a replay keeps its launch's tag, so a capture zeroes the workspace (api.run)
+    "split_row_grid_tagged_workspace": Forward(registry.SOFTMAX, (32, 128256)),
     "transposed_copy": Forward(registry.SOFTMAX, (200, 16), view=lambda a: a.T),
     # float32 in, float16 out: a cast first (no such kernel pair), then the transposed copy of the cast
     "cast_then_transposed_copy": Forward(registry.SOFTMAX, (200, 16), view=lambda a: a.T, out_dtype=numpy.float16),
 }
-TEMPORARIES = ["two_pass_workspace", "transposed_copy", "cast_then_transposed_copy"]
+TEMPORARIES = ["two_pass_workspace", "split_row_grid_tagged_workspace", "transposed_copy", "cast_then_transposed_copy"]
 
 
 def warmed_up(rng, name):
@@ -149,15 +151,18 @@ def test_a_captured_call_replays_on_new_inputs(rng, name):
 
 @pytest.mark.parametrize("name", TEMPORARIES)
 def test_a_captured_call_keeps_its_temporaries_from_later_arrays(rng, name):
-    """A replay writes the temporaries its capture was given (two_pass's workspace, 48 bytes here; the transposed
-    copy and its output, x's size). Arrays made on the stream after the capture, of those sizes, would get the
-    same blocks from the pool had the call let them go (api.run keeps them); a replay must leave them alone."""
+    """A replay writes the temporaries its capture was given (two_pass's workspace, 48 bytes here; the grid's, a tag
+    per block and 128 pairs a row; the transposed copy and its output, x's size). Arrays made on the stream
+    after the capture, of those sizes, would get the same blocks from the pool had the call let them go (api.run
+    keeps them); a replay must leave them alone."""
     case, target, x, out, stream = warmed_up(rng, name)
+    pair = (numpy.dtype(F32), numpy.dtype(F32))
+    workspace = api.plan(cupy.cuda.Device().id, case.variant, *x.shape, pair)[1].workspace  # 0: none
     with stream:
         stream.begin_capture()
         case.call(x, out)
         graph = stream.end_capture()
-        bystanders = [cupy.full(size, 7, numpy.uint8) for size in (512, x.nbytes, out.nbytes) for _ in range(2)]
+        bystanders = [cupy.full(size, 7, numpy.uint8) for size in (512, workspace, x.nbytes, out.nbytes) for _ in range(2)]
         target[...] = draw(rng, target.shape, F32)
         out.fill(numpy.nan)
         graph.launch()
