@@ -321,8 +321,9 @@ def keep_while_capturing(arrays) -> None:
 # the workspace, fresh from CuPy's pool, needs no zeroing, provided no earlier
 # launch's tag can equal it: a random start a process (not 0), counted up by
 # one a launch. A count per row zeroed before each launch cost the grid's
-# launches of 32 rows 0.7-0.9 us a call (H100, 2026-11-25, csm::GridBoard's
-# measurements: 32 x 262144 float32 26.1 -> 25.1 us with the tags).
+# launches of 32 rows 0.7-0.9 us a call (H100, 2026-11-24,
+# docs/perf/workspace-zeroing-h100.txt); with the tags, 32 x 262144 float32
+# 26.1 -> 25.1 us (2026-11-25, csm::GridBoard's measurements).
 _tags = itertools.count(secrets.randbits(62) + 1)
 
 

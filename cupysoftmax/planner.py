@@ -434,7 +434,7 @@ class Launch:
     workspace: int = 0  # bytes of scratch passed after args (zeroed, unless `tagged`); such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
     unit: int = 1  # the grid stays a multiple of it (split_row's launches: the blocks of a row, a cluster's or on the grid)
-    tagged: bool = False  # the workspace's slots carry the launch's tag, passed after it (api.run): no zeroing
+    tagged: bool = False  # the workspace's slots carry the launch's tag, passed after it (api.run): zeroed only under capture
 
 
 @dataclass(frozen=True)

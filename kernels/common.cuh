@@ -867,19 +867,21 @@ __device__ __forceinline__ MaxSum<double> cluster_load(const MaxSum<double>* loc
 // 128256 16.1 -> 15.0, 128 x 128256 45.5 -> 44.3, 256 x 262144 186.4 ->
 // 183.7, 64 x 1048576 192.0 -> 192.4, 4 x 4194304 57.7 -> 58.3. A plain
 // store of the tag (st.release) lost on rows in several rounds (64 x 1048576
-// 191.5 -> 200.2, 128 x 128256 45.9 -> 48.6): four blocks' tags share a
-// 32-byte sector, and a poll that finds it partly written has L2 fill it
-// from memory (an atomic is done in L2, which then holds the whole sector).
-// Four threads writing the tag over a whole sector of its own won most of
-// that back (193.2, 45.5) but spilled the float32 G = 4 kernels (64
-// registers, their bound). Thread 0 alone polling the row's tags in turn
-// lost (235.9, 51.0); a tag on each warp's value, each lane polling the one
-// it reads without block barriers, took the float32 K = 8 kernel from 56
-// registers to 70 (sm_90), four blocks an SM to three. Release and acquire
+// 191.5 -> 200.2, 128 x 128256 45.9 -> 48.6). Four blocks' tags share a
+// 32-byte sector; the likely cause (not measured with counters) is that a
+// poll finding it partly written has L2 fill it from memory, where an
+// atomic is done in L2, which then holds the whole sector. Four threads
+// writing the tag over a whole sector of its own won that back in one run
+// (193.2, 45.5) but not in the next (194.0, 50.7), and spilled the float32
+// G = 4 kernels with options (64 registers, their bound; ptxas, sm_90).
+// Thread 0 alone polling the row's tags in turn lost (235.9, 51.0); a tag on
+// each warp's value, each lane polling the one it reads without block
+// barriers, took the float32 K = 8 kernel from 56 registers to 70 (sm_90),
+// four blocks an SM to three. Release and acquire
 // in place of __threadfence() (fence.sc) around relaxed accesses: H100,
 // 2026-11-24 (docs/perf/grid-release-acquire-h100.txt, on the count), 64 x
-// 1048576 float32 88% -> 90% of copy, 32 x 262144 75% -> 77%; polling without
-// __nanosleep(32) measured the same.
+// 1048576 float32 88% -> 90% of copy, 32 x 262144 75% -> 77%; polling the
+// count without __nanosleep(32) measured the same.
 template <typename A> __device__ __forceinline__ A load_cg(const A* p) { return __ldcg(p); }
 template <typename A> __device__ __forceinline__ MaxSum<A> load_cg(const MaxSum<A>* p) {
     return {__ldcg(&p->m), __ldcg(&p->s)};

@@ -1,6 +1,8 @@
-"""Few long rows on the grid: how many rows a launch holds at once, by the row's threads T and the
-chunks K a thread keeps in registers (the rest, S, in shared memory). Fewer threads a row with more shared memory
-each hold more rows at once: 32 x 262144 in one round rather than two.
+"""Few long rows on the grid: how many rows a launch holds at once, by the row's threads T, the
+chunks K a thread keeps in registers (the rest, S, in shared memory) and the threads a block (256
+or 512: the floor probe's best layout for 32 x 262144 float32 held 16 rows in 512-thread blocks).
+Fewer threads a row with more shared memory each hold more rows at once: 32 x 262144 in one round
+rather than two.
 
 For each shape: auto, then split_row on the grid (the planner's _on_grid) for each T and K, each checked against
 the float64 reference on a poisoned output, then timed interleaved with a copy of the same bytes
@@ -13,7 +15,7 @@ import sys
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, dtypes, reference
+from cupysoftmax import api, bench, dtypes, planner, reference
 from cupysoftmax.variants import VARIANTS
 from probe_long_rows import DEV, grid_layout
 
@@ -22,6 +24,7 @@ SHAPES = [(8, 262144, "float32"), (16, 262144, "float32"), (32, 262144, "float32
           (32, 128256, "bfloat16"), (128, 128256, "bfloat16")]
 THREADS = (2048, 4096, 8192)
 ITEMS = (4, 8)
+BLOCKS = (256, 512)  # the least threads a block (planner.SPLIT_GRID_THREADS, which the probe sets for each)
 
 
 def layouts(m, n, pair, auto_only):
@@ -31,10 +34,17 @@ def layouts(m, n, pair, auto_only):
     yield "auto", kernel, launch
     if auto_only:
         return
-    for threads in THREADS:
-        for k in ITEMS:
-            if got := grid_layout(m, n, pair[0], threads, 1, k):
-                yield f"T={threads} K={k} S={int(got[1].args[0])}", *got
+    least = planner.SPLIT_GRID_THREADS
+    try:
+        for block in BLOCKS:
+            planner.SPLIT_GRID_THREADS = block
+            for threads in THREADS:
+                for k in ITEMS:
+                    got = grid_layout(m, n, pair[0], threads, 1, k)
+                    if got and got[1].block == block:  # blocks of the least size that divides the row
+                        yield f"T={threads} K={k} S={int(got[1].args[0])}", *got
+    finally:
+        planner.SPLIT_GRID_THREADS = least
 
 
 def main(shapes, auto_only):

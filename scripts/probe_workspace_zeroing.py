@@ -6,8 +6,9 @@ workspace only under stream capture, whose graph replays the tag. This probe
 times, on auto's own launch for each shape (rows aligned, no options):
 - auto: cupysoftmax.softmax(x, out=y), as the suite times it;
 - tagged: api.run (a workspace from the pool, a fresh tag, the kernel);
-- zeroed: the same with the workspace zeroed by a memset queued just before
-  the kernel, as under capture (and as every call did before the tags),
+- zeroed: the same with the whole workspace zeroed by a memset queued just
+  before the kernel, as under capture (before the tags every call zeroed only
+  a count per row, 16-512 bytes),
 with a copy of the same bytes, interleaved. Every path is first checked
 against the float64 reference on a NaN-poisoned output.
 
