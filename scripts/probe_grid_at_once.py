@@ -4,12 +4,14 @@ or 512: the floor probe's best layout for 32 x 262144 float32 held 16 rows in 51
 Fewer threads a row with more shared memory each hold more rows at once: 32 x 262144 in one round
 rather than two.
 
-For each shape: auto, then split_row on the grid (the planner's _on_grid) for each T and K, each checked against
-the float64 reference on a poisoned output, then timed interleaved with a copy of the same bytes
+For each shape: auto, then split_row on the grid (the planner's _on_grid) for each T, K and block, and again in
+rounds of equal rows where its rows at once do not divide M (32 rows 16 at once rather than 24 then 8), each checked
+against the float64 reference on a poisoned output, then timed interleaved with a copy of the same bytes
 (bench.interleaved_ms, 20 calls in 2 rounds).
 Usage: python scripts/probe_grid_at_once.py [--auto] [M x N x dtype ...]
 (--auto: auto alone; shapes as 128x262144xfloat32, default SHAPES)
 """
+import dataclasses
 import sys
 
 import cupy
@@ -41,8 +43,16 @@ def layouts(m, n, pair, auto_only):
             for threads in THREADS:
                 for k in ITEMS:
                     got = grid_layout(m, n, pair[0], threads, 1, k)
-                    if got and got[1].block == block:  # blocks of the least size that divides the row
-                        yield f"T={threads} K={k} S={int(got[1].args[0])}", *got
+                    if not got or got[1].block != block:  # blocks of the least size that divides the row
+                        continue
+                    kernel, launch = got
+                    name = f"T={threads} K={k} S={int(launch.args[0])}"
+                    yield name, kernel, launch
+                    # rounds of equal rows (32 rows 16 at once, not 24 then 8), as the floor probe's best held them
+                    at_once = launch.grid // launch.unit
+                    even = -(-m // -(-m // at_once))
+                    if even < at_once:
+                        yield f"{name} {even} at once", kernel, dataclasses.replace(launch, grid=even * launch.unit)
     finally:
         planner.SPLIT_GRID_THREADS = least
 
