@@ -329,16 +329,18 @@ _tags = itertools.count(secrets.randbits(62) + 1)
 
 def run(kernel, launch: Launch, args: tuple) -> None:
     """Launch `kernel` on args; one with a workspace gets it after them, cooperatively: zeroed first, unless
-    the launch is tagged (then its tag follows it, and only a launch under stream capture, which a graph replays
-    with the same tag, is zeroed)."""
+    the launch is tagged (then its tag follows it, and only under stream capture, where a graph replays the
+    launch with the same tag, are its tags zeroed: the values are read only once their row's tags match)."""
     import cupy
 
     if not launch.workspace:
         kernel((launch.grid,), (launch.block, launch.block_y), args, shared_mem=launch.smem)
     else:
         workspace = cupy.empty(launch.workspace, numpy.uint8)
-        if not launch.tagged or cupy.cuda.get_current_stream().is_capturing():
+        if not launch.tagged:
             workspace.data.memset_async(0, launch.workspace)
+        elif cupy.cuda.get_current_stream().is_capturing():
+            workspace.data.memset_async(0, launch.tagged)
         args = (*args, workspace, *((numpy.uint64(next(_tags)),) if launch.tagged else ()))
         kernel.kernel((launch.grid,), (launch.block,), args, shared_mem=launch.smem, enable_cooperative_groups=True)
     keep_while_capturing(args)

@@ -434,7 +434,7 @@ class Launch:
     workspace: int = 0  # bytes of scratch passed after args (zeroed, unless `tagged`); such a launch is cooperative
     block_y: int = 1  # blockDim.y (strided: the row-threads of a column)
     unit: int = 1  # the grid stays a multiple of it (split_row's launches: the blocks of a row, a cluster's or on the grid)
-    tagged: bool = False  # the workspace's slots carry the launch's tag, passed after it (api.run): zeroed only under capture
+    tagged: int = 0  # bytes at the workspace's start holding its blocks' tags; the launch's tag is passed after it (api.run)
 
 
 @dataclass(frozen=True)
@@ -840,7 +840,7 @@ class Planner:
         workspace = m * blocks * 8 + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
         return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,
                       (numpy.int32(extra), numpy.int32(0), numpy.int32(blocks)), workspace=workspace, unit=blocks,
-                      tagged=True)
+                      tagged=m * blocks * 8)
 
     def split_cuts(self, v, layout: SplitLayout, facts):
         """(knobs, blockDim.x, S, again) for each C of the layout's sizes that cuts its row into blocks of whole

@@ -6,9 +6,9 @@ workspace only under stream capture, whose graph replays the tag. This probe
 times, on auto's own launch for each shape (rows aligned, no options):
 - auto: cupysoftmax.softmax(x, out=y), as the suite times it;
 - tagged: api.run (a workspace from the pool, a fresh tag, the kernel);
-- zeroed: the same with the whole workspace zeroed by a memset queued just
-  before the kernel, as under capture (before the tags every call zeroed only
-  a count per row, 16-512 bytes),
+- zeroed: the same with the tags zeroed by a memset queued just before the
+  kernel, as under capture (as every call zeroed a count per row before the
+  tags),
 with a copy of the same bytes, interleaved. Every path is first checked
 against the float64 reference on a NaN-poisoned output.
 
@@ -28,11 +28,11 @@ REPEAT, WARMUP, ROUNDS = 30, 5, 3
 
 
 def zeroed_first(kernel, launch, args):
-    """A callable launching as api.run does under capture: the workspace zeroed, then the kernel with a fresh tag."""
+    """A callable launching as api.run does under capture: the tags zeroed, then the kernel with a fresh tag."""
 
     def call():
         workspace = cupy.empty(launch.workspace, numpy.uint8)
-        workspace.data.memset_async(0, launch.workspace)
+        workspace.data.memset_async(0, launch.tagged)
         kernel.kernel((launch.grid,), (launch.block,), (*args, workspace, numpy.uint64(next(api._tags))),
                       shared_mem=launch.smem, enable_cooperative_groups=True)
 

@@ -149,8 +149,10 @@ def test_blocks_loop_over_rows_past_a_short_grid(rng, case):
     reference.assert_close(cupy.asnumpy(out), expect(x), dtype)
 
 
-# (id naming the path, M, N): grid launches (a tagged workspace: csm::GridBoard), unfolded and past a cluster
-GRID_WORKSPACES = [("split_row_grid_unfolded", 32, 262144), ("split_row_grid_past_a_cluster", 4, 1048576)]
+# (id naming the path, M, N, rows at once or None: as planned): grid launches (a tagged workspace: csm::GridBoard),
+# unfolded, folded (two logical threads a thread), past a cluster, and in rounds (blocks looping over rows)
+GRID_WORKSPACES = [("split_row_grid_unfolded", 32, 262144, None), ("split_row_grid_folded", 128, 128256, None),
+                   ("split_row_grid_past_a_cluster", 4, 1048576, None), ("split_row_grid_in_rounds", 32, 262144, 2)]
 
 
 @pytest.mark.parametrize("case", GRID_WORKSPACES, ids=[c[0] for c in GRID_WORKSPACES])
@@ -158,10 +160,12 @@ def test_a_grid_launch_reads_only_the_slots_its_own_tag_marks(rng, case):
     """A grid launch's workspace is not zeroed (api.run): the pool hands it over holding an earlier launch's slots,
     or anything. Here one workspace serves three launches in a row: on bytes of 0xff, then on the slots of the
     launch before (its tag and its rows' values, of another input) twice; each must read only its own."""
-    _, m, n = case
+    _, m, n, at_once = case
     dtype = dtypes.FLOAT32
     kernel, launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), True)
     assert launch.variant == "split_row" and launch.knobs[-1] == -1 and launch.tagged
+    if at_once:
+        launch = dataclasses.replace(launch, grid=at_once * launch.unit)
     workspace = cupy.full(launch.workspace, 0xFF, numpy.uint8)
     for _ in range(3):
         x = draw(rng, (m, n), dtype)

@@ -417,7 +417,7 @@ def test_split_row_takes_the_grid_for_long_rows_between_its_row_limits(h100, m, 
     slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // blocks  # rows at once
     assert launch.unit == blocks and launch.grid == min(m, slots) * blocks
     # a tag per block of each row, then a (max, sum) per logical warp of each row (csm::GridBoard)
-    assert launch.tagged and launch.workspace == m * blocks * 8 + m * (block * blocks // 32) * 2 * pair[1].itemsize
+    assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (block * blocks // 32) * 2 * pair[1].itemsize
 
 
 @pytest.mark.parametrize("m, op, knobs, rows_at_once", [
@@ -434,7 +434,7 @@ def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op,
     assert row_layout(launch, op) == row_layout(h100.plan("split_row", 1, 128256, F32, split_facts, op=op), op)
     assert launch.smem == (8 * 256 * 16 if knobs[1] < 0 else 0)  # a logical thread's K chunks, in shared memory
     # a tag per block of each row, a (max, sum) per logical warp: 4096 threads a row
-    assert launch.tagged and launch.workspace == m * launch.unit * 8 + m * 128 * 2 * 4
+    assert launch.tagged == m * launch.unit * 8 and launch.workspace == launch.tagged + m * 128 * 2 * 4
     # calls with scale= or where= take the plain kernel's twin that reads them (C = 0) on the same launch
     fused = h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True)
     assert fused == dataclasses.replace(launch, knobs=(*knobs[:-1], 0))
@@ -632,7 +632,7 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert launch.smem == extra * block * 16 and launch.unit == blocks
     slots = h100.blocks_per_sm(block, split_facts("split_row", launch.knobs), launch.smem) * H100.sms // blocks
     assert slots > 0 and launch.grid == min(m, slots) * blocks
-    assert launch.tagged and launch.workspace == m * blocks * 8 + m * (threads // 32) * 2 * 4
+    assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 2 * 4
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
 
 
