@@ -219,7 +219,7 @@ class Case:
         exps = ((0, False),) + (EXP_KINDS if self.exps else ())
         for per_sm, k, (e, x) in ((p, k, ex) for p, k in ((1, 8), (2, 4)) for ex in exps):
             kernel = module.get_function(kernel_name(k, self.inputs, self.lines, e, 16 // self.x.itemsize if e else 4, x))
-            smem_most = 227 * 1024 if per_sm == 1 else 113 * 1024
+            smem_most = (227 * 1024 if per_sm == 1 else 113 * 1024) - kernel.shared_size_bytes  # X: 256 B static
             if kernel.num_regs * THREADS * per_sm > 65536:
                 continue
             kernel.max_dynamic_shared_size_bytes = smem_most
