@@ -19,8 +19,7 @@ floor's output is checked equal to its input before it is timed.
 With --exps, each rows shape is also timed with the floor's kernel computing one and
 two exponentials of each element (exp2f, as split_row does: one as the values land,
 one as each is written) and keeping none of them: what a softmax's arithmetic
-costs on top of the floor. "+pairs" adds the least exchange a softmax's blocks need
-(a (max, sum) pair a block, posted before the count, the row's pairs read after it).
+costs on top of the floor.
 
     PYTHONPATH=$PWD python3 scripts/probe_floor.py [--exps] [mode M N dtype]...
 """
@@ -66,30 +65,12 @@ __device__ __forceinline__ float burn(const uint4& v, float acc) {
 // even ones are written (to y), so a row holds twice the vectors it writes.
 // E (rows only): the exponentials of each element computed too, as split_row does: one as its values land (before
 // the barrier), a second as each vector is written (E = 2); the output stays the input.
-// X (with E): the least a softmax's blocks must exchange, on top: each block folds its threads' values into one
-// (max, sum) pair (warp shuffles, then one warp over the block's), posts it before counting in, and after the
-// barrier reads its row's q pairs and folds them (one warp, one read of L2), then hands the result to every
-// thread (the pair is acc twice, as if the max: only its cost matters).
-__device__ __forceinline__ float2 merge(float2 a, float2 b) {
-    const float m = fmaxf(a.x, b.x);
-    return make_float2(m, a.y * exp2f(a.x - m) + b.y * exp2f(b.x - m));
-}
-__device__ __forceinline__ float2 warp_merge(float2 p) {
-#pragma unroll
-    for (int o = 16; o; o >>= 1)
-        p = merge(p, make_float2(__shfl_xor_sync(0xffffffffu, p.x, o), __shfl_xor_sync(0xffffffffu, p.y, o)));
-    return p;
-}
-
-template <int K, int INPUTS, bool LINES, int E = 0, int V = 4, bool X = false>
+template <int K, int INPUTS, bool LINES, int E = 0, int V = 4>
 __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, const uint4* __restrict__ x2,
                                                  uint4* __restrict__ y, long long row_vecs, long long pitch, int rows,
-                                                 int q, long long per_block, unsigned* counts, float2* pairs,
-                                                 unsigned target) {
+                                                 int q, long long per_block, unsigned* counts, unsigned target) {
     float acc = 0.0f;
     extern __shared__ uint4 part[];
-    __shared__ float2 folded[32];
-    const float2 none = make_float2(-1e30f, 0.0f);  // finite, so merging two never takes inf - inf
     const int t = threadIdx.x, b = blockDim.x, rank = blockIdx.x % q, slots = gridDim.x / q;
     const long long held = INPUTS * row_vecs;
     const int lo = rank * (int)per_block;  // offsets within a row fit an int
@@ -122,15 +103,6 @@ __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, 
             j = 0;
             for (int c = lo + t + K * b; c < hi; c += b, ++j) acc = burn<1, V>(part[j * b + t], acc);
         }
-        if (X) {  // the block's pair, posted by thread 0 before its release count
-            const float2 w = warp_merge(make_float2(acc, acc));
-            if ((t & 31) == 0) folded[t >> 5] = w;
-            __syncthreads();
-            if (t < 32) {
-                const float2 p = warp_merge(t < (b >> 5) ? folded[t] : none);
-                if (t == 0) pairs[(long long)row * q + rank] = p;
-            }
-        }
         if (t == 0) {  // split_row's grid barrier (csm::GridBoard::wait): a release count, acquire polls
             asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(counts + row) : "memory");
             unsigned seen;
@@ -141,16 +113,6 @@ __global__ void __launch_bounds__(512, 8 / K) hold(const uint4* __restrict__ x, 
             }
         }
         __syncthreads();
-        if (X) {  // the row's q pairs, read from L2 by one warp and folded; every thread takes the result
-            if (t < 32) {
-                float2 p = none;
-                for (int i = t; i < q; i += 32) p = merge(p, __ldcg(pairs + (long long)row * q + i));
-                p = warp_merge(p);
-                if (t == 0) folded[0] = p;
-            }
-            __syncthreads();
-            acc += folded[0].x + folded[0].y;
-        }
 #pragma unroll
         for (int i = 0; i < K; ++i) {
             const int c = lo + t + i * b;
@@ -180,14 +142,12 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def kernel_name(k: int, inputs: int, lines: bool, exps: int = 0, vector: int = 4, pairs: bool = False) -> str:
-    return f"hold<{k}, {inputs}, {'true' if lines else 'false'}, {exps}, {vector}, {'true' if pairs else 'false'}>"
+def kernel_name(k: int, inputs: int, lines: bool, exps: int = 0, vector: int = 4) -> str:
+    return f"hold<{k}, {inputs}, {'true' if lines else 'false'}, {exps}, {vector}>"
 
 
-# (exponentials, pairs exchanged) timed with --exps: one, two, and two with the blocks' pairs exchanged
-EXP_KINDS = ((1, False), (2, False), (2, True))
 NAMES = ([kernel_name(k, inputs, lines) for k in (8, 4) for inputs, lines in ((1, False), (2, False), (1, True))]
-         + [kernel_name(k, 1, False, e, v, x) for k in (8, 4) for e, x in EXP_KINDS for v in (4, 8)])
+         + [kernel_name(k, 1, False, e, v) for k in (8, 4) for e in (1, 2) for v in (4, 8)])
 
 
 class Case:
@@ -216,10 +176,10 @@ class Case:
         """{label: a callable} for each rows-at-once R whose slices fit one (K = 8) or two (K = 4) blocks an SM;
         each checked to write its input back unchanged first."""
         fns = {}
-        exps = ((0, False),) + (EXP_KINDS if self.exps else ())
-        for per_sm, k, (e, x) in ((p, k, ex) for p, k in ((1, 8), (2, 4)) for ex in exps):
-            kernel = module.get_function(kernel_name(k, self.inputs, self.lines, e, 16 // self.x.itemsize if e else 4, x))
-            smem_most = (227 * 1024 if per_sm == 1 else 113 * 1024) - kernel.shared_size_bytes  # X: 256 B static
+        exps = (0, 1, 2) if self.exps else (0,)
+        for per_sm, k, e in ((p, k, e) for p, k in ((1, 8), (2, 4)) for e in exps):
+            kernel = module.get_function(kernel_name(k, self.inputs, self.lines, e, 16 // self.x.itemsize if e else 4))
+            smem_most = 227 * 1024 if per_sm == 1 else 113 * 1024
             if kernel.num_regs * THREADS * per_sm > 65536:
                 continue
             kernel.max_dynamic_shared_size_bytes = smem_most
@@ -229,7 +189,7 @@ class Case:
                 per_block = _ceil_div(self.inputs * self.row_vecs, q) if q else 0
                 smem = max(0, per_block - k * THREADS) * 16
                 if q and smem <= smem_most:
-                    label = f"floor R={r:<4} Q={q:<3} {per_sm}/SM smem {smem // 1024}K" + (f" exp x{e}" if e else "") + (" +pairs" if x else "")
+                    label = f"floor R={r:<4} Q={q:<3} {per_sm}/SM smem {smem // 1024}K" + (f" exp x{e}" if e else "")
                     run = self._launcher(kernel, q, r, per_block, smem)
                     self.y.view(numpy.uint8).fill(0xFF)
                     run()
@@ -242,9 +202,8 @@ class Case:
 
     def _launcher(self, kernel, q, r, per_block, smem):
         counts, state = cupy.zeros(self.rows, numpy.uint32), {"launches": 0}
-        pairs = cupy.zeros((self.rows * q, 2), numpy.float32)  # X kernels: a (max, sum) a block of each row
         args = (self.x, self.x2, self.y, numpy.int64(self.row_vecs), numpy.int64(self.pitch), numpy.int32(self.rows),
-                numpy.int32(q), numpy.int64(per_block), counts, pairs)
+                numpy.int32(q), numpy.int64(per_block), counts)
 
         def run():
             state["launches"] += 1  # counters are never reset: each launch adds q to its rows'
