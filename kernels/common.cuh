@@ -1071,14 +1071,17 @@ template <int C, int R = 1, int G = 1> struct RowTree {
 // -- columns (strided, strided_smem) --------------------------------------------
 //
 // The (max, sum) of `count` pairs p[0], p[stride], ...: the max first, then
-// each sum rescaled to it once, in order.
-template <typename A>
+// each sum rescaled to it once, in order. UNROLL pairs are read at a time (the
+// same order, so the same bits): strided_smem reads them all, strided keeps
+// 1, as its threads hold their rows in registers meanwhile (the note at
+// strided.cu's column_max_sum).
+template <int UNROLL = 1, typename A>
 __device__ __forceinline__ MaxSum<A> merge_pairs(const MaxSum<A>* p, int count, int stride) {
     A m = neg_inf<A>();
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int r = 0; r < count; ++r) m = acc_max(m, p[r * stride].m);
     A s = A(0);
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int r = 0; r < count; ++r) s += rescale(p[r * stride].s, p[r * stride].m, m);
     return {m, s};
 }

@@ -173,14 +173,19 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         pairs[t] = pair;
         __syncthreads();
         State stats{};
-        if (ty == 0) stats = csm::merge_pairs(pairs + tx, row_threads, W);
+        // Row 0 merges with every pair's load in flight at once, not one load a pair: the block and its cluster
+        // wait on these merges (H100, 2026-11-25, scripts/probe_strided_prefetch.py,
+        // docs/perf/strided-merge-h100.txt, the planner's launch, % of copy: axis 0 of (8192, 8192) float32
+        // 80.8% -> 82.6%, log_softmax 80.5% -> 82.3%, bfloat16 63.0% -> 67.2%; (4096, 4096) 79.9% -> 83.5%;
+        // (2048, 16384) 84.5% -> 85.7%; the same bits; registers 47-50 both for float32, sm_90).
+        if (ty == 0) stats = csm::merge_pairs<8>(pairs + tx, row_threads, W);
         if constexpr (C > 1) {
             State* mine = partial + parity * W + tx;
             if (ty == 0) *mine = stats;
             csm::cluster_sync();
             for (int r = ty; r < C; r += row_threads) gathered[r * W + tx] = csm::cluster_load(mine, r);
             __syncthreads();
-            if (ty == 0) stats = csm::merge_pairs(gathered + tx, C, W);
+            if (ty == 0) stats = csm::merge_pairs<C>(gathered + tx, C, W);
         }
         if (ty == 0) column[tx] = {stats.m, LOG ? csm::acc_log(stats.s) : A(1) / stats.s};
         __syncthreads();

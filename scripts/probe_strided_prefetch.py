@@ -4,7 +4,8 @@ P x the clusters the GPU holds at once (clusters looping over items), in one pro
 For each case: auto's column launch with this tree; its kernel compiled from this tree's kernels/ ("new") and
 from OLD/kernels ("old"; e.g. `git archive REV kernels | tar -x -C OLD`); grids of a cluster an item and of
 P = 1..4 rounds of the clusters held (driver.active_clusters). Each launch is checked against the float64
-reference on a NaN-poisoned output, then all are timed interleaved with a copy of the same bytes. auto's pick is
+reference on a NaN-poisoned output (and the new kernel's bits against the old's on the same grid), then all are
+timed interleaved with a copy of the same bytes. auto's pick is
 starred (H100: docs/perf/strided-prefetch-h100.txt).
 
     PYTHONPATH=$PWD:$PWD/scripts python3 scripts/probe_strided_prefetch.py OLD
@@ -53,7 +54,7 @@ def main(folder: str) -> int:
         active = driver.active_clusters(new.kernel.ptr, c, (auto.block, auto.block_y), auto.smem)
         kernels = {"new": new, "old": raised(compiled_from(old, auto.variant, pair, auto.knobs, op), auto)}
         want = reference.REFERENCES[op](cupy.asnumpy(x).astype(numpy.float64), 0)
-        fns = {"copy": bench.copy_call(x.nbytes)}
+        fns, outputs = {"copy": bench.copy_call(x.nbytes)}, {}
         for label, (kernel, launch) in launches(kernels, auto, uncut.grid // c, active).items():
             y = cupy.full(shape, numpy.nan, dtype)
             args = (x, y, *view, *api.columns_view(y.shape, y.strides, y.itemsize, (0,))[3:])
@@ -64,7 +65,11 @@ def main(folder: str) -> int:
                 print(f"{shape} {name} {op} {label}: WRONG {str(exc)[:200]}")
                 wrong += 1
                 continue
-            fns[label] = lambda kernel=kernel, launch=launch, args=args: api.run(kernel, launch, args)
+            fns[label], outputs[label] = lambda kernel=kernel, launch=launch, args=args: api.run(kernel, launch, args), y
+        for label, y in outputs.items():  # the old and new kernels on the same grid: the same bits, or say so
+            twin = outputs.get("old" + label[3:]) if label.startswith("new") else None
+            if twin is not None and not bool((y.view(numpy.uint8) == twin.view(numpy.uint8)).all()):
+                print(f"{shape} {name} {op} {label[4:]}: new and old bits differ")
         times = bench.interleaved_ms(fns, repeat=30, rounds=4)
         copy = times.pop("copy")
         print(f"{shape} axis 0 {name} {op}: C = {c}, {active} clusters held, copy {copy * 1e3:.1f} us", flush=True)
