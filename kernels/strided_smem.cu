@@ -177,7 +177,8 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
         // wait on these merges (H100, 2026-11-25, scripts/probe_strided_prefetch.py,
         // docs/perf/strided-merge-h100.txt, the planner's launch, % of copy: axis 0 of (8192, 8192) float32
         // 80.8% -> 82.6%, log_softmax 80.5% -> 82.3%, bfloat16 63.0% -> 67.2%; (4096, 4096) 79.9% -> 83.5%;
-        // (2048, 16384) 84.5% -> 85.7%; the same bits; registers 47-50 both for float32, sm_90).
+        // (2048, 16384) 84.5% -> 85.7%; the same bits. Registers, sm_90: float32 47-50 both; 2-byte 56-69 -> 56-64;
+        // double's log_softmax on clusters of 16 62 -> 84, three blocks an SM still).
         if (ty == 0) stats = csm::merge_pairs<8>(pairs + tx, row_threads, W);
         if constexpr (C > 1) {
             State* mine = partial + parity * W + tx;

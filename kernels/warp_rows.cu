@@ -30,7 +30,8 @@
 // dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
 // then dx written: one read of y and dy, one write of dx.
 //
-// Launch contract: blockDim.x a multiple of 32; 32 / G rows per warp;
+// Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
+// with a bound: warp_rows_bounded, warp_rows_grad_bounded); 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 alone
 // (O = 0 and -1 ignore them: calls without scale= or where=). O = -1: every
@@ -100,19 +101,20 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
 }
 
 namespace csm {
-// The 2-byte log_softmax gradients of four chunks a lane are held to 64
-// registers (four 256-thread blocks an SM), as their softmax twins take
-// without a bound; left free, G = 32 took 68 (bfloat16) and 70 (half) and an
-// SM held three blocks (H100, 2026-11-25, scripts/ab_trees.py, three rounds,
+// The 2-byte log_softmax gradients of four chunks a lane on a whole warp a
+// row (G = 32) are held to 64 registers (four 256-thread blocks an SM), as
+// their softmax twins take without a bound; left free they took 68 (bfloat16)
+// and 70 (half) and an SM held three blocks (smaller G took 55-64 free, so
+// theirs stay free) (H100, 2026-11-25, scripts/ab_trees.py, three rounds,
 // docs/perf/warp-rows-grad-bound-h100.txt: 4096 x 1024 bfloat16 11.6 ->
 // 11.1 us, float16 11.8 -> 11.1; no spills, sm_90).
-template <typename T, typename Tout, bool LOG, int K>
-constexpr bool warp_rows_grad_bounded = LOG && K == 4 && sizeof(T) == 2 && sizeof(Tout) == 2;
+template <typename T, typename Tout, bool LOG, int G, int K>
+constexpr bool warp_rows_grad_bounded = LOG && G == 32 && K == 4 && sizeof(T) == 2 && sizeof(Tout) == 2;
 }  // namespace csm
 
 template <typename T, typename Tout, bool LOG, int G, int K, int O>
-__global__ void __launch_bounds__(csm::warp_rows_grad_bounded<T, Tout, LOG, K> ? 256 : 0,
-                                  csm::warp_rows_grad_bounded<T, Tout, LOG, K> ? 4 : 0) softmax_warp_rows_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+__global__ void __launch_bounds__(csm::warp_rows_grad_bounded<T, Tout, LOG, G, K> ? 256 : 0,
+                                  csm::warp_rows_grad_bounded<T, Tout, LOG, G, K> ? 4 : 0) softmax_warp_rows_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                            long long rows, long long n, long long y_row_stride,
                                            long long dy_row_stride, long long dx_row_stride) {
     static_assert(O == 0, "the gradients take no options");

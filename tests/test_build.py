@@ -91,13 +91,14 @@ def test_warp_rows_bounds_its_one_chunk_kernels_and_its_2_byte_log_gradients_of_
     # warp_rows.cu's warp_rows_bounded: 256 threads (and eight blocks an SM) for one chunk a lane in float32,
     # or in a 2-byte type with 8 lanes or more; none elsewhere (a bound alone let ptxas take more registers)
     # (the last argument O, the options compiled in or out, leaves the bound alone); warp_rows_grad_bounded:
-    # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane alone
+    # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane, a warp a row, alone
     bounded = {"softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>": 256,
-               "softmax_warp_rows_backward<__half, __half, true, 8, 4, 0>": 256,
+               "softmax_warp_rows_backward<__half, __half, true, 32, 4, 0>": 256,
+               "softmax_warp_rows_backward<__half, __half, true, 8, 4, 0>": None,
                "softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, false, 32, 4, 0>": None,
                "softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, true, 32, 2, 0>": None,
                "softmax_warp_rows_backward<float, float, true, 32, 4, 0>": None,
-"softmax_warp_rows<float, float, false, 8, 1, 0>": 256,
+               "softmax_warp_rows<float, float, false, 8, 1, 0>": 256,
                "softmax_warp_rows<float, float, false, 8, 1, 1>": 256,
                "softmax_warp_rows<float, float, true, 1, 1, 1>": 256,
                "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 32, 1, 1>": 256,
