@@ -534,6 +534,8 @@ class Planner:
                     f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
                     f"not rows of {n} elements over the last axes")
             launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
+            if fused:
+                launch = self.with_mask_room(v, launch, pair, facts)
             return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
@@ -600,6 +602,8 @@ class Planner:
                 continue
             try:
                 launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
+                if fused:
+                    launch = self.with_mask_room(v, launch, pair, facts)
                 return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
@@ -617,6 +621,27 @@ class Planner:
         keeps the twin's block."""
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
+
+    def with_mask_room(self, v: registry.Variant, launch: Launch, pair, facts: FactsFn) -> Launch:
+        """A split_row launch with options and a shared-memory part given room for its cached chunks' mask bytes
+        too (S x blockDim.x x V bytes after the chunks: kernels/split_row.cu), where that keeps every block an SM
+        it had and fits a block's limit; else the launch as it is (the kernel then reads those bytes from L2,
+        as it does for float64, whose 2-byte words cp.async does not copy, and on the grid, whose kernels took
+        registers with the staging that cost them blocks). The same layout either way, so the same bits.
+        H100, 2026-11-27 (scripts/probe_fused.py, docs/perf/where-staged-h100.txt): where= over a full
+        mask at 8192 x 50257 float32, one block of 1024 threads a row with 5 cached chunks a thread, +177 us
+        over plain softmax with the mask's bytes read from L2 after each chunk lands, +131 us staged (the
+        mask's own bytes: +134 us of copy)."""
+        itemsize = pair[0].itemsize
+        if v.name != "split_row" or v.gridded(launch.knobs) or not launch.args or itemsize not in (2, 4):
+            return launch
+        room = int(launch.args[0]) * launch.block * (16 // itemsize)  # args[0]: S
+        kernel = facts(v.name, launch.knobs)
+        if (not room or launch.smem + room + kernel.static_smem > self.device.smem_per_block_optin
+                or self.blocks_per_sm(launch.block, kernel, launch.smem + room)
+                < self.blocks_per_sm(launch.block, kernel, launch.smem)):
+            return launch
+        return dataclasses.replace(launch, smem=launch.smem + room)
 
     @staticmethod
     def on_whole_chunks(v: registry.Variant, launch: Launch, n: int, pair, op: str, aligned: bool) -> Launch:

@@ -635,13 +635,41 @@ template <typename A, typename T, int K, bool LOG> struct HeldGrad {
 // rather than held in registers, to overwrite the masked-out outputs.
 
 // A row's mask bytes, or none (null).
+//
+// Chunk c of the row (counted as in load_chunk) takes the mask bytes of its V
+// elements, bytes + c * V - shift on. Where that address is V-aligned for one
+// chunk it is for all (`in_phase`: the mask row sits at x's row's 16-byte
+// phase, as every row of a contiguous mask of x's shape does against a
+// contiguous x, whatever N), and a chunk's flags are one aligned V-byte load
+// with no bounds arithmetic; a partial first or last chunk's word then spans
+// bytes just outside the row (up to V - 1 on either side, inside the
+// V-aligned granules that hold the row's first and last bytes), whose flags
+// do not matter: those positions hold padding, -inf kept or not. Out of phase
+// (a mask broadcast over rows of other phases, a view) a chunk reads the
+// aligned 32-bit words around its bytes, edges byte by byte (kept_bytes).
 struct RowMask {
     const unsigned char* __restrict__ bytes;
-    // The mask bytes of chunk c (counted as in load_chunk) as flags, 0xff
-    // where kept and 0 where masked out, byte k of the chunk in byte k of
-    // (x, y); positions outside the row count as kept (they hold padding).
-    // Chunks inside the row read the aligned words around their bytes (one
-    // to three 32-bit loads, shifted into place), edge chunks byte by byte.
+    template <int V> __device__ __forceinline__ bool in_phase(int shift) const {
+        return ((reinterpret_cast<unsigned long long>(bytes) - static_cast<unsigned>(shift)) & (V - 1)) == 0;
+    }
+    // Where chunk c's V mask bytes start, in phase (V-aligned).
+    template <int V> __device__ __forceinline__ const unsigned char* at(int shift, int c) const { return bytes + (c * V - shift); }
+    // The V bytes at p (V-aligned) as a word, byte k in byte k of (x, y): from
+    // global memory through the read-only path, or (STAGED) from shared memory.
+    template <int V, bool STAGED = false> __device__ __forceinline__ static uint2 word_at(const unsigned char* p) {
+        if constexpr (STAGED && V == 8) return *reinterpret_cast<const uint2*>(p);
+        else if constexpr (STAGED) return make_uint2(*reinterpret_cast<const unsigned*>(p), 0u);
+        else if constexpr (V == 8) return __ldg(reinterpret_cast<const uint2*>(p));
+        else if constexpr (V == 4) return make_uint2(__ldg(reinterpret_cast<const unsigned*>(p)), 0u);
+        else return make_uint2(__ldg(reinterpret_cast<const unsigned short*>(p)), 0u);
+    }
+    template <int V> __device__ __forceinline__ uint2 word(int shift, int c) const { return word_at<V>(at<V>(shift, c)); }
+    // Mask bytes as flags: 0xff where kept (nonzero), 0 where masked out.
+    __device__ __forceinline__ static uint2 flags(uint2 w) { return make_uint2(__vcmpne4(w.x, 0u), __vcmpne4(w.y, 0u)); }
+    // Out of phase: chunk c's mask bytes as flags, positions outside the row
+    // kept (they hold padding). Chunks inside the row read the aligned words
+    // around their bytes (one to three 32-bit loads, shifted into place), edge
+    // chunks byte by byte.
     template <int V> __device__ __forceinline__ uint2 kept_bytes(int n, int shift, int c) const {
         const int e0 = c * V - shift;
         const unsigned char* p = bytes + e0;
@@ -660,13 +688,11 @@ struct RowMask {
                 else hi |= b << (8 * (k - 4));
             }
         }
-        return make_uint2(__vcmpne4(lo, 0u), __vcmpne4(hi, 0u));
+        return flags(make_uint2(lo, hi));
     }
-    // Masked-out values of chunk c become -inf: a select per 32-bit word of
+    // Masked-out values of a chunk become -inf: a select per 32-bit word of
     // the packed chunk (a byte_perm spreads each flag over its value's bytes).
-    template <typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
-        if (bytes == nullptr) return;
-        const uint2 flags = kept_bytes<Vec<T>::size>(n, shift, c);
+    template <typename T> __device__ __forceinline__ static void select(Vec<T>& v, uint2 flags) {
         const Vec<T> pad = padding_chunk<T>();
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -680,13 +706,47 @@ struct RowMask {
             v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
         }
     }
-    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout).
-    template <typename T, int K>
-    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
+    // B: the chunks whose mask words a thread reads at once, in phase. B = 1
+    // compiles the in-phase path out and reads every chunk's bytes through
+    // kept_bytes, one chunk after another: the kernels held to a register
+    // bound, which spilled with it (sm_90, NVRTC 13.5: split_row's float32
+    // K = 8 on clusters of 16, 20 spill stores; warp_rows' 2-byte K = 1, 16).
+    //
+    // Chunk c (inside the row's chunks) with its masked-out values -inf.
+    template <int B, typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
+        constexpr int V = Vec<T>::size;
         if (bytes == nullptr) return;
+        if (B > 1 && in_phase<V>(shift)) select(v, flags(word<V>(shift, c)));
+        else select(v, kept_bytes<V>(n, shift, c));
+    }
+    // Ask L2 for chunk c's mask bytes now (no register waits on them), so that
+    // apply, once the chunk's own copy to shared memory lands, finds them there.
+    template <int B, int V> __device__ __forceinline__ void prefetch(int shift, int c) const {
+        if (B > 1 && bytes != nullptr) asm volatile("prefetch.global.L2 [%0];" ::"l"(bytes + (c * V - shift)));
+    }
+    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout). In phase the
+    // words of B chunks at a time are read before any is used, with no branch between, so the loads fly
+    // together (chunks past `end`, padding, read the last chunk's word: -inf either way). B words take B
+    // registers (2-byte types 2 B) while in flight.
+    template <int B, typename T, int K>
+    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
+        static_assert(K % B == 0, "whole batches");
+        constexpr int V = Vec<T>::size;
+        if (bytes == nullptr) return;
+        if (B > 1 && in_phase<V>(shift)) {
+#pragma unroll
+            for (int j0 = 0; j0 < K; j0 += B) {
+                uint2 w[B];
+#pragma unroll
+                for (int j = 0; j < B; ++j) w[j] = word<V>(shift, max(min(first + (j0 + j) * stride, end - 1), 0));
+#pragma unroll
+                for (int j = 0; j < B; ++j) select(v[j0 + j], flags(w[j]));
+            }
+            return;
+        }
 #pragma unroll
         for (int j = 0; j < K; ++j)
-            if (first + j * stride < end) apply(v[j], n, shift, first + j * stride);
+            if (first + j * stride < end) select(v[j], kept_bytes<V>(n, shift, first + j * stride));
     }
     // Once a thread has stored its chunks (`count` of them from `first` by
     // `stride`, before `end`; V elements each): its masked-out positions
@@ -773,6 +833,26 @@ __device__ __forceinline__ void copy_async16(Vec<T>* shared, const T* global) {
 #else
     *shared = *reinterpret_cast<const Vec<T>*>(global);
 #endif
+}
+
+// B = 4 or 8 bytes (B-aligned both sides) global -> shared the same way
+// (cp.async.ca: through L1, the only form for fewer than 16 bytes).
+template <int B> __device__ __forceinline__ void copy_async(unsigned char* shared, const unsigned char* global) {
+    static_assert(B == 4 || B == 8, "cp.async copies 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(to), "l"(global), "n"(B) : "memory");
+#else
+    if constexpr (B == 8) *reinterpret_cast<uint2*>(shared) = *reinterpret_cast<const uint2*>(global);
+    else *reinterpret_cast<unsigned*>(shared) = *reinterpret_cast<const unsigned*>(global);
+#endif
+}
+
+// Bytes of dynamic shared memory this launch has.
+__device__ __forceinline__ unsigned dynamic_smem_bytes() {
+    unsigned bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+    return bytes;
 }
 
 __device__ __forceinline__ void copies_done() {

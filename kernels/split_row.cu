@@ -98,9 +98,17 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
+    // Mask words in flight at once (RowMask::apply): none in phase for the kernels held to 64 registers
+    // (clusters of 16, the grid's G > 1), which spilled with them, nor for the grid's folds, which took 70
+    // registers with them, not 64: three blocks an SM, not four (sm_90, NVRTC 13.5, float32 K = 8).
+    constexpr int kMaskBatch = C == 16 || G > 1 || (C == 0 && R > 1) ? 1 : K;
     constexpr int V = csm::Vec<Tin>::size;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
+    // The mask's bytes of chunk K + j of thread t at [(j * B + t) * V], where the launch gave room for them
+    // after the chunks (the planner does where that costs no block an SM; cp.async copies 4 or 8 bytes, so
+    // not for float64) and the row is in phase (RowMask::in_phase): copied with the chunk, in its group.
+    constexpr bool kMayStage = kMaskBatch > 1 && V >= 4 && C != 0;
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
@@ -120,16 +128,31 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         const int shift = csm::misalignment(xr);
         const int end = csm::chunks_of(n, shift, V);
         const csm::RowMask keep = fused.row(row);
-        // chunk K + j into its shared-memory slot, asynchronously where it is whole
+        const bool staged = kMayStage && keep.bytes != nullptr && keep.in_phase<V>(shift) &&
+                            csm::dynamic_smem_bytes() >= smem_chunks * b * (16 + V);
+        unsigned char* const mask_cache = smem_raw + smem_chunks * b * 16;
+        // chunk K + j into its shared-memory slot, asynchronously where it is
+        // whole; its mask bytes beside it (staged), or else into L2 meanwhile
+        // (mask_cached reads them once the chunk lands, one chunk after
+        // another: each a wait on L2, which the staged copy does not make)
         const auto copy_cached = [&](int j) {
             const int c = first + (K + j) * threads;
             const int e0 = c * V - shift;
+            if constexpr (kMayStage) {
+                if (c < end && staged) csm::copy_async<V>(mask_cache + (j * b + t) * V, keep.at<V>(shift, c));
+                else if (c < end) keep.prefetch<kMaskBatch, V>(shift, c);
+            } else if (c < end) {
+                keep.prefetch<kMaskBatch, V>(shift, c);
+            }
             if (c < end && e0 >= 0 && e0 + V <= n) csm::copy_async16(&cache[j * b + t], xr + e0);
             else cache[j * b + t] = c < end ? csm::load_chunk(xr, static_cast<int>(n), shift, c) : csm::padding_chunk<Tin>();
         };
         const auto mask_cached = [&](int j) {
             const int c = first + (K + j) * threads;
-            if (c < end) keep.apply(cache[j * b + t], static_cast<int>(n), shift, c);
+            if (kMayStage && c < end && staged)
+                keep.select(cache[j * b + t], csm::RowMask::flags(csm::RowMask::word_at<V, true>(mask_cache + (j * b + t) * V)));
+            else if (c < end)
+                keep.apply<kMaskBatch>(cache[j * b + t], static_cast<int>(n), shift, c);
         };
         csm::Vec<Tin> v[K];
         H held;
@@ -140,7 +163,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             // copied first, so it flies while the register part loads.
             for (int j = 0; j < smem_chunks; ++j) copy_cached(j);
             csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
-            keep.apply(v, static_cast<int>(n), shift, first, threads, end);
+            keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
             A m = csm::chunks_max<A>(v);
             csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
             each_cached([&](int j, int) {
@@ -165,7 +188,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                 copy_cached(j);
                 csm::copies_grouped();
             }
-            keep.apply(v, static_cast<int>(n), shift, first, threads, end);
+            keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
 #pragma unroll
             for (int r = 0; r < R; ++r) pairs[r] = State{csm::neg_inf<A>(), A(0)};
 #pragma unroll

@@ -147,7 +147,7 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         for (int c0 = piece.first + t; c0 < piece.end; c0 += K * b) {
             csm::Vec<Tin> v[K];
             csm::load_chunks(v, xr, static_cast<int>(n), piece.shift, c0, b, piece.end, KeepInL2());
-            keep.apply(v, static_cast<int>(n), piece.shift, c0, b, piece.end);
+            keep.apply<K>(v, static_cast<int>(n), piece.shift, c0, b, piece.end);
             stats = op(stats, csm::chunk_stats<A>(v, scale));
         }
         board.publish(id, csm::block_max_sum(stats, scratch));

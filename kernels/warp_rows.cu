@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
                          csm::padding_chunk<Tin>(), WHOLE);
-        keep.apply(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
+        keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
         // rather than widening it twice. That costs registers (bfloat16 LOG (32, 4): 64 against 53, four

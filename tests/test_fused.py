@@ -8,7 +8,7 @@ import pytest
 from cupysoftmax import fused, reference
 from cupysoftmax import variants as registry
 from cupysoftmax.errors import UnsuitableVariant
-from cupysoftmax.planner import Planner
+from cupysoftmax.planner import Launch, Planner
 
 from fakes import H100
 from test_planner import F32, fake_facts
@@ -91,13 +91,44 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     with_options = h100.plan("auto", m, n, F32, fake_facts, fused=True)
     assert with_options.variant == variant
     plain = h100.plan("auto", m, n, F32, fake_facts)
-    assert with_options == Planner.with_options(registry.VARIANTS[variant], plain, True)
-    assert (with_options != plain) == twin
+    v = registry.VARIANTS[variant]
+    assert with_options == h100.with_mask_room(v, Planner.with_options(v, plain, True), F32, fake_facts)
+    assert (with_options.knobs != plain.knobs) == twin
     if twin:
-        i = -1 if registry.VARIANTS[variant].gridded(plain.knobs) else registry.VARIANTS[variant].plain_knob
+        i = -1 if v.gridded(plain.knobs) else v.plain_knob
         assert (plain.knobs[i], with_options.knobs[i]) in {(0, 1), (-4, 4), (-1, 0)}
-        assert with_options.knobs in registry.VARIANTS[variant].knob_sets(registry.SOFTMAX)
-        assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
+        assert with_options.knobs in v.knob_sets(registry.SOFTMAX)
+    assert dataclasses.replace(with_options, knobs=plain.knobs, smem=plain.smem) == plain
+
+
+# (id naming the path, M, N, dtype, whether the launch gets room for the mask bytes of its cached chunks)
+MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32, True),
+             ("row_in_registers_no_cached_chunks", 4096, 1024, F32, False),
+             ("float64_words_cp_async_cannot_copy", 8192, 50257, (numpy.dtype("float64"),) * 2, False)]
+
+
+@pytest.mark.parametrize("m, n, pair, room", [c[1:] for c in MASK_ROOM], ids=[c[0] for c in MASK_ROOM])
+def test_split_row_with_options_stages_the_mask_where_it_costs_no_block(m, n, pair, room):
+    h100 = Planner(H100)
+    with_options = h100.plan("split_row", m, n, pair, fake_facts, fused=True)
+    plain = h100.plan("split_row", m, n, pair, fake_facts)
+    s, v = int(plain.args[0]), 16 // pair[0].itemsize
+    assert with_options.smem - plain.smem == (s * plain.block * v if room else 0)
+    assert not room or s > 0
+    kernel = fake_facts("split_row", with_options.knobs)
+    assert h100.blocks_per_sm(with_options.block, kernel, with_options.smem) == h100.blocks_per_sm(
+        plain.block, kernel, plain.smem)
+
+
+def test_no_mask_room_where_it_would_cost_a_block_an_sm():
+    # a launch whose blocks fill an SM's shared memory: the mask's bytes would leave room for one block fewer
+    h100 = Planner(H100)
+    launch = Launch("split_row", (8, 1, 1), grid=264, block=512, smem=12 * 512 * 16, args=(numpy.int32(12), numpy.int32(0)))
+    kernel = fake_facts("split_row", launch.knobs)
+    assert h100.blocks_per_sm(512, kernel, launch.smem) == 2
+    assert h100.with_mask_room(registry.VARIANTS["split_row"], launch, F32, fake_facts) == launch
+    smaller = dataclasses.replace(launch, smem=10 * 512 * 16, args=(numpy.int32(10), numpy.int32(0)))
+    assert h100.with_mask_room(registry.VARIANTS["split_row"], smaller, F32, fake_facts).smem == 10 * 512 * 20
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():

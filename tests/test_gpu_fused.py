@@ -35,10 +35,13 @@ SHAPES = [
     ("n1100001_split_row_grid_past_a_cluster", 2, 1_100_001),
 ]
 
-# How the mask reaches the kernel: none (scale only); a full (M, N) mask; one
-# row broadcast to every row (row stride 0); a view one byte in (element
-# loads, misaligned); a column (M, 1) broadcast along the row: one contiguous copy.
-MASKS = ["scale_only", "full", "one_row_for_all", "misaligned_view", "column_copied"]
+# How the mask reaches the kernel: none (scale only); a contiguous (M, N) mask,
+# every row in phase with x's (one aligned word a chunk, RowMask::in_phase, the
+# partial edge chunks of odd N included); a full mask of row stride N + 1 (rows
+# in phase and out of it); one row broadcast to every row (row stride 0); a
+# view one byte in (out of phase); a column (M, 1) broadcast along the row: one
+# contiguous copy.
+MASKS = ["scale_only", "contiguous", "full", "one_row_for_all", "misaligned_view", "column_copied"]
 
 
 def draw_mask(rng, shape, kind):
@@ -49,6 +52,10 @@ def draw_mask(rng, shape, kind):
         return cupy.asarray(rng.random((m, 1)) < 0.7)
     if kind == "one_row_for_all":
         return cupy.asarray(rng.random(n) < 0.7)
+    if kind == "contiguous":
+        keep = rng.random((m, n)) < 0.7
+        keep[0] = False
+        return cupy.asarray(keep)
     keep = rng.random((m, n + 1)) < 0.7
     keep[0] = False  # a row masked out everywhere
     keep[-1, :] = True  # and one kept everywhere

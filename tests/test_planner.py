@@ -436,6 +436,7 @@ def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op,
     # a tag per block of each row, a (max, sum) per logical warp: 4096 threads a row
     assert launch.tagged == m * launch.unit * 8 and launch.workspace == launch.tagged + m * 128 * 2 * 4
     # calls with scale= or where= take the plain kernel's twin that reads them (C = 0) on the same launch
+    # (no room for the mask's bytes on the grid: Planner.with_mask_room)
     fused = h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True)
     assert fused == dataclasses.replace(launch, knobs=(*knobs[:-1], 0))
 
