@@ -630,8 +630,8 @@ class Planner:
         registers with the staging that cost them blocks). The same layout either way, so the same bits.
         H100, 2026-11-27 (scripts/probe_fused.py, docs/perf/where-staged-h100.txt): where= over a full
         mask at 8192 x 50257 float32, one block of 1024 threads a row with 5 cached chunks a thread, +177 us
-        over plain softmax with the mask's bytes read from L2 after each chunk lands, +131 us staged (the
-        mask's own bytes: +134 us of copy)."""
+        over plain softmax with the mask's bytes read from L2 after each chunk lands, +145 us staged at
+        0511017 (the mask's own bytes: +134 us of copy)."""
         itemsize = pair[0].itemsize
         if v.name != "split_row" or v.gridded(launch.knobs) or not launch.args or itemsize not in (2, 4):
             return launch
