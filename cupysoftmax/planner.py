@@ -482,6 +482,35 @@ def _block_most(kernel) -> int:
     return min(1024, kernel.max_threads // 32 * 32)
 
 
+def as_launched(facts: FactsFn, fused: bool) -> FactsFn:
+    """`facts` for the kernels a call launches: with options, a plain kernel's are its twin's (Planner.with_options
+    launches the twin on the launch planned for the plain one), so every launch is cut by the registers of the
+    kernel that runs it. The grid's blocks must all be resident: a twin of more registers, cut by the plain
+    kernel's, may not fit; and plain calls, cut by the twin's, lost time wherever a change to the options' code
+    took the twin past a register granule (H100, 2026-11-27, docs/perf/where-staged-h100.txt run 3: 32 x 128256
+    float32 softmax 15.1 -> 16.5 us, the twin at 64 registers folding the grid)."""
+    if not fused:
+        return facts
+
+    def launched(name, knobs):
+        twin = registry.VARIANTS[name].twin_with_options(knobs)
+        return facts(name, knobs if twin is None else twin)
+
+    return launched
+
+
+def stages_mask(v: registry.Variant, knobs) -> bool:
+    """Whether split_row's kernel `knobs` (with options) copies its cached chunks' mask bytes into shared memory
+    where the launch gives room (kernels/split_row.cu, kMayStage): the kernels that read a thread's mask words
+    together, not the clusters of 16 nor the grid's G > 1 and folds (held to 64 registers, they spilled or took
+    70 with the batched words), and no plain kernel (no mask)."""
+    if v.gridded(knobs):
+        return knobs[1] == 1 and knobs[-1] == 0  # (K, G, C): C = 0 the twin that reads the options, C = -1 plain
+    if v.clustered(knobs):
+        return knobs[-1] != 16  # (K, R, C): R = 1 or -1 (one pass) alike
+    return knobs[1] > 0  # (K, R, 1): R = 0 and R < 0 the plain kernels
+
+
 def check_takes_options(v: registry.Variant, op: str) -> None:
     """UnsuitableVariant unless `v` takes scale= and where= (its registry entry's `fused`)."""
     if not v.fused:
@@ -525,6 +554,7 @@ class Planner:
         """
         if variant == registry.AUTO:
             return self.pick(m, n, pair, facts, aligned, op, fused, y_aligned)
+        facts = as_launched(facts, fused)
         v = self._computing(variant, op)
         if fused:
             check_takes_options(v, op)
@@ -595,6 +625,7 @@ class Planner:
         raise UnsuitableVariant for rows that no variant taking them serves.
         """
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        facts = as_launched(facts, fused)
         reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):
             v = registry.VARIANTS[name]
@@ -624,16 +655,17 @@ class Planner:
 
     def with_mask_room(self, v: registry.Variant, launch: Launch, pair, facts: FactsFn) -> Launch:
         """A split_row launch with options and a shared-memory part given room for its cached chunks' mask bytes
-        too (S x blockDim.x x V bytes after the chunks: kernels/split_row.cu), where that keeps every block an SM
-        it had and fits a block's limit; else the launch as it is (the kernel then reads those bytes from L2,
-        as it does for float64, whose 2-byte words cp.async does not copy, and on the grid, whose kernels took
-        registers with the staging that cost them blocks). The same layout either way, so the same bits.
+        too (S x blockDim.x x V bytes after the chunks: kernels/split_row.cu), where its kernel stages them
+        (stages_mask) and the room keeps every block an SM it had and fits a block's limit; else the launch as
+        it is (the kernel then reads those bytes from L2, as it does for float64, whose 2-byte words cp.async
+        does not copy). The same layout either way, so the same bits; on the grid the same blocks an SM, so
+        every block stays resident.
         H100, 2026-11-27 (scripts/probe_fused.py, docs/perf/where-staged-h100.txt): where= over a full
         mask at 8192 x 50257 float32, one block of 1024 threads a row with 5 cached chunks a thread, +177 us
         over plain softmax with the mask's bytes read from L2 after each chunk lands, +145 us staged at
         0511017 (the mask's own bytes: +134 us of copy)."""
         itemsize = pair[0].itemsize
-        if v.name != "split_row" or v.gridded(launch.knobs) or not launch.args or itemsize not in (2, 4):
+        if v.name != "split_row" or not stages_mask(v, launch.knobs) or not launch.args or itemsize not in (2, 4):
             return launch
         room = int(launch.args[0]) * launch.block * (16 // itemsize)  # args[0]: S
         kernel = facts(v.name, launch.knobs)
@@ -833,9 +865,11 @@ class Planner:
         threads in blocks anywhere on the grid (C = 0), `extra` chunks a thread in shared memory; None where the
         kernel is not built here or its blocks do not fit."""
         groups, folds = max(knobs[1], 1), max(-knobs[1], 1)  # the knob G; G < 0 folds -G logical threads a thread
-        if knobs not in v.knob_sets(op, self.device.compute_capability) or threads % (32 * folds):
+        built = v.knob_sets(op, self.device.compute_capability)
+        if knobs not in built or threads % (32 * folds):
             return None
-        kernel = facts(v.name, knobs)
+        plain = (*knobs[:-1], -1)  # the kernel _on_grid launches where built (as_launched: its twin with options)
+        kernel = facts(v.name, plain if plain in built else knobs)
         # a block has a warp for every G groups of 32 logical warps of the row (RowTree's group level), in whole
         # warps of the row's threads
         warps = threads // 32 // folds  # the row's
@@ -852,8 +886,9 @@ class Planner:
 
     def _on_grid(self, v, m, knobs, threads, extra, pair, facts, op) -> Launch | None:
         """The launch of _grid_cut's cut for m rows, or None (`again` 0: the grid writes in one pass anyway), on
-        the plain kernel (C = -1: the options compiled out, kernels/split_row.cu) where it is built; the cut is
-        the twin's that reads them (C = 0), which with_options gives calls with options on the same launch."""
+        the plain kernel (C = -1: the options compiled out, kernels/split_row.cu) where it is built, cut by its
+        registers; calls with options are cut by the twin's that reads them (C = 0, as_launched), which
+        with_options gives them."""
         cut = self._grid_cut(v, knobs, threads, extra, facts, op)
         if cut is None:
             return None

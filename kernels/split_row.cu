@@ -77,8 +77,9 @@
 // by float-accumulating K <= 4, the planner gives it nowhere else: the grid
 // and R = -1 on clusters write so always); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
-// max_dynamic_shared_size_bytes). C = 0: then `blocks` (T / blockDim.x; T /
-// (-G * blockDim.x) where G < 0 folds), the workspace (a 64-bit tag per
+// max_dynamic_shared_size_bytes), S * blockDim.x * V more where the planner
+// gives room for the cached chunks' mask bytes (with options). C = 0: then
+// `blocks` (T / blockDim.x; T / (-G * blockDim.x) where G < 0 folds), the workspace (a 64-bit tag per
 // block of each row, then rows * T / 32 pairs: csm::GridBoard) and the
 // launch's tag (not 0, and no earlier launch's that the workspace may hold:
 // zeroed where it may, under stream capture); gridDim.x a multiple of
@@ -106,9 +107,10 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     extern __shared__ __align__(16) unsigned char smem_raw[];
     csm::Vec<Tin>* cache = reinterpret_cast<csm::Vec<Tin>*>(smem_raw);  // chunk K + j of thread t at [j * B + t]
     // The mask's bytes of chunk K + j of thread t at [(j * B + t) * V], where the launch gave room for them
-    // after the chunks (the planner does where that costs no block an SM; cp.async copies 4 or 8 bytes, so
-    // not for float64) and the row is in phase (RowMask::in_phase): copied with the chunk, in its group.
-    constexpr bool kMayStage = kMaskBatch > 1 && V >= 4 && C != 0;
+    // after the chunks (planner.stages_mask names these kernels, the grid's G = 1 among them; with_mask_room
+    // gives the room where that costs no block an SM; cp.async copies 4 or 8 bytes, so not for float64) and
+    // the row is in phase (RowMask::in_phase): copied with the chunk, in its group.
+    constexpr bool kMayStage = kMaskBatch > 1 && V >= 4;
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
@@ -352,7 +354,7 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // of a multiple of `blocks` blocks, every one resident. The knob after K is
 // G here: G > 0 the groups of 32 warps each warp reduces (RowTree), so that
 // G > 1 takes blocks of fewer warps than the row has groups. No thread
-// bound: float32 K = 8 takes 64 registers without one (four 256-thread
+// bound on the plain kernels: float32 K = 8 takes 64 registers without one (four 256-thread
 // blocks an SM), and held there by __launch_bounds__(1024) as the 16-block
 // clusters are it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144
 // float32: 30.1 against 28.0 us; a probe kernel at 64 registers either way
@@ -361,7 +363,16 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // free on the H100's NVRTC): the blocks of rows of T = 65536, which hold as
 // many rows at once as T = 32768 in twice the warps (H100, 2026-11-24, 4 x
 // 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
-// warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS).
+// warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS). The
+// float-accumulating G = 1, K = 8 twin that reads the options (O = 1) is held
+// to 64 registers by a bound of 1024 threads (any block the planner cuts):
+// with the cached chunks' mask bytes staged it took more on the H100's NVRTC
+// (62 on NVRTC 13.5 here), one 512-thread block an SM, and the planner moved
+// where= calls to G = 4 or the fold, which read the mask a word at a time
+// (H100, 2026-11-27, docs/perf/where-grid-staged-h100.txt: 64 x 1048576
+// float32 where=(M, N) 245 us with the mask read from L2 after each chunk,
+// 276 staged and unbounded, 222-225 staged and bounded; plain softmax 192-193
+// in all three).
 //
 // G < 0 folds R = -G logical threads a thread instead (one group a warp):
 // the row's layout with 1 / R of the threads (K in registers, the rest of the
@@ -390,12 +401,14 @@ template <int G>
 constexpr int grid_groups = G > 0 ? G : 1;
 template <int G>
 constexpr int grid_folds = G < 0 ? -G : 1;
-template <typename Tin, typename Tout, int G>
-constexpr int split_row_grid_threads = G > 1 && sizeof(acc_t<Tin, Tout>) == 4 ? 512 : 0;
+template <typename Tin, typename Tout, int K, int G, int O>
+constexpr int split_row_grid_threads =
+    sizeof(acc_t<Tin, Tout>) != 4 ? 0 : G > 1 ? 512 : G == 1 && K == 8 && O == 1 ? 1024 : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int K, int G, int O>
-__global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, G>, csm::split_row_grid_threads<Tin, Tout, G> ? 2 : 0)
+__global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, K, G, O>,
+                                  csm::split_row_grid_threads<Tin, Tout, K, G, O> == 512 ? 2 : 0)
     softmax_split_row_grid(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows, long long n,
                            long long x_row_stride, long long y_row_stride, double scale,
                            const unsigned char* __restrict__ mask, long long mask_row_stride, long long mask_rows,

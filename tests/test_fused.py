@@ -104,6 +104,9 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
 # (id naming the path, M, N, dtype, whether the launch gets room for the mask bytes of its cached chunks)
 MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32, True),
              ("row_in_registers_no_cached_chunks", 4096, 1024, F32, False),
+             ("past_a_cluster_grid_g1_stages", 64, 1048576, F32, True),
+             ("grid_g4_reads_words_one_at_a_time", 4, 4194304, F32, False),
+             ("clusters_of_16_read_words_one_at_a_time", 8, 262144, F32, False),
              ("float64_words_cp_async_cannot_copy", 8192, 50257, (numpy.dtype("float64"),) * 2, False)]
 
 

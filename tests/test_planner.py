@@ -436,7 +436,7 @@ def test_split_row_folds_on_the_grid_past_the_rows_it_holds_at_once(h100, m, op,
     # a tag per block of each row, a (max, sum) per logical warp: 4096 threads a row
     assert launch.tagged == m * launch.unit * 8 and launch.workspace == launch.tagged + m * 128 * 2 * 4
     # calls with scale= or where= take the plain kernel's twin that reads them (C = 0) on the same launch
-    # (no room for the mask's bytes on the grid: Planner.with_mask_room)
+    # (no room for the mask's bytes: none cached unfolded, and folds read a word at a time: planner.stages_mask)
     fused = h100.plan("split_row", m, 128256, F32, split_facts, op=op, fused=True)
     assert fused == dataclasses.replace(launch, knobs=(*knobs[:-1], 0))
 
@@ -635,6 +635,26 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert slots > 0 and launch.grid == min(m, slots) * blocks
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 2 * 4
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
+
+
+def heavy_twin_facts(name, knobs):
+    """split_facts, but the grid's G = 1 twin that reads the options (C = 0) at 72 registers: one block of 512
+    threads an SM, where its plain kernel (C = -1, 56) fits two."""
+    regs = 72 if name == "split_row" and knobs[1:] == (1, 0) else 56 if name == "split_row" else 64
+    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+
+
+def test_split_row_cuts_the_grid_by_the_registers_of_the_kernel_the_call_launches(h100):
+    # 64 x 1048576 float32 (past a cluster): the plain call is cut by its own kernel's registers, as though the
+    # twin did not exist; the call with options by the twin's, so that every one of its blocks is resident
+    plain = h100.plan("split_row", 64, 1048576, F32, heavy_twin_facts)
+    assert plain == h100.plan("split_row", 64, 1048576, F32, split_facts)
+    assert plain.knobs == (8, 1, -1) and plain.grid // plain.unit == 8
+    fused = h100.plan("split_row", 64, 1048576, F32, heavy_twin_facts, fused=True)
+    kernel = heavy_twin_facts("split_row", fused.knobs)
+    assert fused.knobs[-1] == 0 and fused.grid <= h100.blocks_per_sm(fused.block, kernel, fused.smem) * H100.sms
+    # G = 1's twin holds 4 rows at once (one block of 512 an SM); G = 4's (64 registers) 8, in blocks of 256
+    assert fused.knobs == (8, 4, 0) and fused.grid // fused.unit == 8
 
 
 @pytest.mark.parametrize(
