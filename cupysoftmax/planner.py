@@ -647,9 +647,9 @@ class Planner:
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
         """The launch of the kernel that reads scale= and where= for a call that passes them, where its rule
         planned a plain kernel (registry: plain_knob 0 -> 1, split_row's plain fold -R -> R), on the same block
-        and grid. warp_rows: the options kernels of one chunk a lane carry the same 32-register bound, the
-        others launch 256 threads, which any kernel of at most 255 registers takes; split_row: plain_block
-        keeps the twin's block."""
+        and grid, which the rule cut by the twin's facts (as_launched). warp_rows: the options kernels of one
+        chunk a lane carry the same 32-register bound, the others launch 256 threads, which any kernel of at
+        most 255 registers takes; split_row: plain_block keeps the twin's block."""
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 

@@ -99,9 +99,10 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     using A = csm::acc_t<Tin, Tout>;
     const A scale = static_cast<A>(fused.scale);
     using State = csm::MaxSum<A>;
-    // Mask words in flight at once (RowMask::apply): none in phase for the kernels held to 64 registers
-    // (clusters of 16, the grid's G > 1), which spilled with them, nor for the grid's folds, which took 70
-    // registers with them, not 64: three blocks an SM, not four (sm_90, NVRTC 13.5, float32 K = 8).
+    // Mask words in flight at once (RowMask::apply): none in phase for clusters of 16 and the grid's G > 1,
+    // held to 64 registers, which spilled with them, nor for the grid's folds, which took 70 registers with
+    // them, not 64: three blocks an SM, not four (sm_90, NVRTC 13.5, float32 K = 8). The grid's G = 1 twin,
+    // also held to 64 (split_row_grid_threads), batches and stages without a spill.
     constexpr int kMaskBatch = C == 16 || G > 1 || (C == 0 && R > 1) ? 1 : K;
     constexpr int V = csm::Vec<Tin>::size;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -354,7 +355,7 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // of a multiple of `blocks` blocks, every one resident. The knob after K is
 // G here: G > 0 the groups of 32 warps each warp reduces (RowTree), so that
 // G > 1 takes blocks of fewer warps than the row has groups. No thread
-// bound on the plain kernels: float32 K = 8 takes 64 registers without one (four 256-thread
+// bound on the plain kernels: float32 K = 8 took 64 registers without one (four 256-thread
 // blocks an SM), and held there by __launch_bounds__(1024) as the 16-block
 // clusters are it ran 2-4 us slower a launch (H100, 2026-11-23, 32 x 262144
 // float32: 30.1 against 28.0 us; a probe kernel at 64 registers either way
@@ -390,8 +391,8 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 //
 // O = 0, the plain grid kernel (C = -1 in the registry): the fused options
 // compiled out (no mask, scale 1 as constants: the same bits, FastExp::scaled),
-// for calls without them; calls with them take its O = 1 twin on the same
-// launch. The mask's code took registers the shared-memory part and the
+// for calls without them; calls with them take its O = 1 twin, on a grid
+// cut by the twin's registers (planner.as_launched). The mask's code took registers the shared-memory part and the
 // loads in flight want (float32 K = 8: 62 -> 56; H100, 2026-11-24,
 // scripts/ab_trees.py, docs/perf/grid-plain-h100.txt, two runs: 64 x 1048576
 // float32 193.2-194.8 -> 190.6-192.6 us, 32 x 128256 16.4-16.5 -> 16.0-16.1,

@@ -101,26 +101,36 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     assert dataclasses.replace(with_options, knobs=plain.knobs, smem=plain.smem) == plain
 
 
-# (id naming the path, M, N, dtype, whether the launch gets room for the mask bytes of its cached chunks)
-MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32, True),
-             ("row_in_registers_no_cached_chunks", 4096, 1024, F32, False),
-             ("past_a_cluster_grid_g1_stages", 64, 1048576, F32, True),
-             ("grid_g4_reads_words_one_at_a_time", 4, 4194304, F32, False),
-             ("clusters_of_16_read_words_one_at_a_time", 8, 262144, F32, False),
-             ("float64_words_cp_async_cannot_copy", 8192, 50257, (numpy.dtype("float64"),) * 2, False)]
+# (id naming the path, M, N, dtype, the launch's knobs, whether it gets room for the mask bytes of its cached chunks)
+F64 = (numpy.dtype("float64"),) * 2
+MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32, (8, 4, 1), True),
+             ("row_in_registers_no_cached_chunks", 4096, 1024, F32, (2, 1, 1), False),
+             ("float64_clusters_no_cached_chunks", 8192, 50257, F64, (8, 1, 8), False),
+             ("past_a_cluster_grid_g1_stages", 64, 1048576, F32, (8, 1, 0), True),
+             ("grid_g4_reads_words_one_at_a_time", 4, 4194304, F32, (8, 4, 0), False),
+             ("clusters_of_16_read_words_one_at_a_time", 8, 262144, F32, (8, -1, 16), False)]
 
 
-@pytest.mark.parametrize("m, n, pair, room", [c[1:] for c in MASK_ROOM], ids=[c[0] for c in MASK_ROOM])
-def test_split_row_with_options_stages_the_mask_where_it_costs_no_block(m, n, pair, room):
+@pytest.mark.parametrize("m, n, pair, knobs, room", [c[1:] for c in MASK_ROOM], ids=[c[0] for c in MASK_ROOM])
+def test_split_row_with_options_stages_the_mask_where_it_costs_no_block(m, n, pair, knobs, room):
     h100 = Planner(H100)
     with_options = h100.plan("split_row", m, n, pair, fake_facts, fused=True)
     plain = h100.plan("split_row", m, n, pair, fake_facts)
+    assert with_options.knobs == knobs
     s, v = int(plain.args[0]), 16 // pair[0].itemsize
     assert with_options.smem - plain.smem == (s * plain.block * v if room else 0)
     assert not room or s > 0
     kernel = fake_facts("split_row", with_options.knobs)
     assert h100.blocks_per_sm(with_options.block, kernel, with_options.smem) == h100.blocks_per_sm(
         plain.block, kernel, plain.smem)
+
+
+def test_no_mask_room_for_float64_whose_2_byte_words_cp_async_cannot_copy():
+    # one block a row with a shared-memory part, as float32 gets it room: float64's V = 2 bytes a chunk stay in L2
+    h100 = Planner(H100)
+    launch = Launch("split_row", (8, 1, 1), grid=264, block=512, smem=5 * 512 * 16, args=(numpy.int32(5), numpy.int32(0)))
+    assert h100.with_mask_room(registry.VARIANTS["split_row"], launch, F64, fake_facts) == launch
+    assert h100.with_mask_room(registry.VARIANTS["split_row"], launch, F32, fake_facts).smem == 5 * 512 * 20
 
 
 def test_no_mask_room_where_it_would_cost_a_block_an_sm():

@@ -637,24 +637,34 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
 
 
-def heavy_twin_facts(name, knobs):
-    """split_facts, but the grid's G = 1 twin that reads the options (C = 0) at 72 registers: one block of 512
-    threads an SM, where its plain kernel (C = -1, 56) fits two."""
-    regs = 72 if name == "split_row" and knobs[1:] == (1, 0) else 56 if name == "split_row" else 64
-    return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+def twin_facts(twin_regs):
+    """split_facts, but the grid's G = 1 twin that reads the options (C = 0) at `twin_regs` registers."""
+    def facts(name, knobs):
+        regs = twin_regs if name == "split_row" and knobs[1:] == (1, 0) else 56 if name == "split_row" else 64
+        return KernelFacts(num_regs=regs, static_smem=272, local_bytes=0, max_threads=max_threads(regs))
+    return facts
 
 
-def test_split_row_cuts_the_grid_by_the_registers_of_the_kernel_the_call_launches(h100):
+# (id, the twin's registers, its knobs with options, its rows at once): the plain kernel (C = -1) has 56
+# registers, two 512-thread blocks an SM, 8 rows at once
+TWINS = [("heavier_twin_one_block_an_sm_takes_g4", 72, (8, 4, 0), 8),  # G = 4 (64 registers): 8 rows in blocks of 256
+         # lighter, as the bfloat16-in float32-out kernels are (64 against 68): three blocks an SM by shared
+         # memory, 12 rows at once (and no room for the mask, which would cost the third)
+         ("lighter_twin_more_rows", 40, (8, 1, 0), 12)]
+
+
+@pytest.mark.parametrize("twin_regs, knobs, rows_at_once", [t[1:] for t in TWINS], ids=[t[0] for t in TWINS])
+def test_split_row_cuts_the_grid_by_the_registers_of_the_kernel_the_call_launches(h100, twin_regs, knobs, rows_at_once):
     # 64 x 1048576 float32 (past a cluster): the plain call is cut by its own kernel's registers, as though the
     # twin did not exist; the call with options by the twin's, so that every one of its blocks is resident
-    plain = h100.plan("split_row", 64, 1048576, F32, heavy_twin_facts)
+    facts = twin_facts(twin_regs)
+    plain = h100.plan("split_row", 64, 1048576, F32, facts)
     assert plain == h100.plan("split_row", 64, 1048576, F32, split_facts)
     assert plain.knobs == (8, 1, -1) and plain.grid // plain.unit == 8
-    fused = h100.plan("split_row", 64, 1048576, F32, heavy_twin_facts, fused=True)
-    kernel = heavy_twin_facts("split_row", fused.knobs)
-    assert fused.knobs[-1] == 0 and fused.grid <= h100.blocks_per_sm(fused.block, kernel, fused.smem) * H100.sms
-    # G = 1's twin holds 4 rows at once (one block of 512 an SM); G = 4's (64 registers) 8, in blocks of 256
-    assert fused.knobs == (8, 4, 0) and fused.grid // fused.unit == 8
+    fused = h100.plan("split_row", 64, 1048576, F32, facts, fused=True)
+    kernel = facts("split_row", fused.knobs)
+    assert fused.knobs == knobs and fused.grid // fused.unit == rows_at_once
+    assert fused.grid <= h100.blocks_per_sm(fused.block, kernel, fused.smem) * H100.sms
 
 
 @pytest.mark.parametrize(
