@@ -365,15 +365,19 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // many rows at once as T = 32768 in twice the warps (H100, 2026-11-24, 4 x
 // 4194304 float32 63.4 -> 61.4 us; ncu at T = 32768: a quarter of the SM's
 // warps active, issue active 27%; planner.SPLIT_GRID_ROW_THREADS). The
-// float-accumulating G = 1, K = 8 twin that reads the options (O = 1) is held
-// to 64 registers by a bound of 1024 threads (any block the planner cuts):
+// float-accumulating G = 1, K = 8 twin that reads the options (O = 1), its
+// output the input's type, is held to 64 registers by a bound of 1024
+// threads (any block the planner cuts):
 // with the cached chunks' mask bytes staged it took more on the H100's NVRTC
 // (62 on NVRTC 13.5 here), one 512-thread block an SM, and the planner moved
 // where= calls to G = 4 or the fold, which read the mask a word at a time
 // (H100, 2026-11-27, docs/perf/where-grid-staged-h100.txt: 64 x 1048576
 // float32 where=(M, N) 245 us with the mask read from L2 after each chunk,
 // 276 staged and unbounded, 222-225 staged and bounded; plain softmax 192-193
-// in all three).
+// in all three). Half-precision input to float32 output stays free (about 71
+// registers): held to 64, its 1024-thread blocks became launchable, tied G = 4
+// on rows at once and won the tie, and lost (8 x 4194304 bfloat16 -> float32
+// with options 256 -> 366 us; docs/perf/where-grid-staged-h100.txt run 5).
 //
 // G < 0 folds R = -G logical threads a thread instead (one group a warp):
 // the row's layout with 1 / R of the threads (K in registers, the rest of the
@@ -404,7 +408,7 @@ template <int G>
 constexpr int grid_folds = G < 0 ? -G : 1;
 template <typename Tin, typename Tout, int K, int G, int O>
 constexpr int split_row_grid_threads =
-    sizeof(acc_t<Tin, Tout>) != 4 ? 0 : G > 1 ? 512 : G == 1 && K == 8 && O == 1 ? 1024 : 0;
+    sizeof(acc_t<Tin, Tout>) != 4 ? 0 : G > 1 ? 512 : G == 1 && K == 8 && O == 1 && sizeof(Tin) == sizeof(Tout) ? 1024 : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int K, int G, int O>

@@ -70,7 +70,8 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # 0 (no .maxntid) for the rest, which spill under the bound; and 1024 for the float-accumulating folds
     # (R = 4 and the plain R = -4); 128 for the plain float32 kernels of two chunks a thread (R = 0, K = 2), none for the other plain ones;
     # on the grid (split_row_grid_threads) 512 for the float-accumulating G > 1, 1024 for their G = 1, K = 8 twins
-    # that read the options (O = 1, the mask's staging), none for the plain ones (O = 0), K < 8 or float64
+    # that read the options (O = 1, the mask's staging) and write the input's type, none for the plain ones (O = 0),
+    # K < 8, half-precision input to float32 output, or float64
     bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,
@@ -87,7 +88,8 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
                "softmax_split_row<double, double, false, 8, 4>": None,
                "softmax_split_row<double, double, false, 8, -4>": None,
                "softmax_split_row_grid<float, float, false, 8, 1, 1>": 1024,
-               "softmax_split_row_grid<__nv_bfloat16, float, true, 8, 1, 1>": 1024,
+               "softmax_split_row_grid<__nv_bfloat16, __nv_bfloat16, true, 8, 1, 1>": 1024,
+               "softmax_split_row_grid<__nv_bfloat16, float, true, 8, 1, 1>": None,
                "softmax_split_row_grid<float, float, false, 8, 1, 0>": None,
                "softmax_split_row_grid<float, float, false, 4, 1, 1>": None,
                "softmax_split_row_grid<double, double, false, 8, 1, 1>": None,

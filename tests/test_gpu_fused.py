@@ -87,6 +87,26 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
     reference.assert_close(cupy.asnumpy(out), expected, dtype, op)
 
 
+# half-precision input, float32 output (dtype=): the mixed kernels with options; past a cluster they take the
+# grid's G = 4 (their G = 1 twin, left free of a register bound, fits one block of 512 an SM)
+MIXED = [("n1100001_split_row_grid_g4", 2, 1_100_001), ("m24_n2100001_split_row_grid_g4_rows_in_rounds", 24, 2_100_001)]
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "one_row_for_all"])
+@pytest.mark.parametrize("case", MIXED, ids=[c[0] for c in MIXED])
+@pytest.mark.parametrize("dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_half_input_float32_output_with_options(rng, op, dtype, case, kind):
+    _, m, n = case
+    x = draw(rng, (m, n), dtype)
+    mask = draw_mask(rng, (m, n), kind)
+    x[~cupy.broadcast_to(mask, x.shape)] = numpy.nan
+    out = poisoned((m, n), dtypes.FLOAT32)
+    assert api.FUNCTIONS[op](x, axis=-1, out=out, dtype="float32", scale=2.5, where=mask) is out
+    expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, scale=2.5, where=cupy.asnumpy(mask))
+    reference.assert_close(cupy.asnumpy(out), expected, numpy.float32, op)
+
+
 @pytest.mark.parametrize("mask_shape, period", [((1, 1, 12, 300), 12), ((2, 1, 12, 300), 72), ((300,), 1)],
                          ids=["in_place_period_12", "copied_not_periodic", "in_place_row_stride_0"])
 @pytest.mark.parametrize("op", OPS)
