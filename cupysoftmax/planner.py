@@ -499,11 +499,14 @@ def as_launched(facts: FactsFn, fused: bool) -> FactsFn:
     return launched
 
 
-def stages_mask(v: registry.Variant, knobs) -> bool:
+def stages_mask(v: registry.Variant, knobs, itemsize: int) -> bool:
     """Whether split_row's kernel `knobs` (with options) copies its cached chunks' mask bytes into shared memory
     where the launch gives room (kernels/split_row.cu, kMayStage): the kernels that read a thread's mask words
     together, not the clusters of 16 nor the grid's G > 1 and folds (held to 64 registers, they spilled or took
-    70 with the batched words), and no plain kernel (no mask)."""
+    70 with the batched words), and no plain kernel (no mask); nor float64, whose chunks' 2 mask bytes cp.async
+    does not copy."""
+    if v.name != "split_row" or itemsize not in (2, 4):
+        return False
     if v.gridded(knobs):
         return knobs[1] == 1 and knobs[-1] == 0  # (K, G, C): C = 0 the twin that reads the options, C = -1 plain
     if v.clustered(knobs):
@@ -563,10 +566,7 @@ class Planner:
                 raise UnsuitableVariant(
                     f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
                     f"not rows of {n} elements over the last axes")
-            launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
-            if fused:
-                launch = self.with_mask_room(v, launch, pair, facts)
-            return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
+            return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
@@ -632,16 +632,21 @@ class Planner:
             if op not in v.ops or (fused and not v.fused):
                 continue
             try:
-                launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
-                if fused:
-                    launch = self.with_mask_room(v, launch, pair, facts)
-                return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
+                return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
         if op in registry.BACKWARD or fused:
             what = f"{op} with scale= or where=" if fused else op
             raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
+
+    def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned) -> Launch:
+        """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
+        mask's room) or the plain kernel's twin on whole chunks. `facts` as_launched gives them."""
+        launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
+        if fused:
+            launch = self.with_mask_room(v, launch, pair, facts)
+        return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
 
     @staticmethod
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
@@ -665,7 +670,7 @@ class Planner:
         over plain softmax with the mask's bytes read from L2 after each chunk lands, +145 us staged at
         0511017 (the mask's own bytes: +134 us of copy)."""
         itemsize = pair[0].itemsize
-        if v.name != "split_row" or not stages_mask(v, launch.knobs) or not launch.args or itemsize not in (2, 4):
+        if not launch.args or not stages_mask(v, launch.knobs, itemsize):
             return launch
         room = int(launch.args[0]) * launch.block * (16 // itemsize)  # args[0]: S
         kernel = facts(v.name, launch.knobs)
