@@ -646,8 +646,13 @@ template <typename A, typename T, int K, bool LOG> struct HeldGrad {
 // V-aligned granules that hold the row's first and last bytes), whose flags
 // do not matter: those positions hold padding, -inf kept or not. Out of phase
 // (a mask broadcast over rows of other phases, a view) a chunk reads the
-// aligned 32-bit words around its bytes, edges byte by byte (kept_bytes).
+// aligned 32-bit words around its bytes (kept_bytes).
 struct RowMask {
+    template <int N> struct Count { static constexpr int value = N; };
+    // Out of phase a chunk's flags take up to three words in flight, not one:
+    // batches of at most 4 chunks (8 spilled the grid's bfloat16 G = 1 twin,
+    // held to 64 registers: 60 bytes, sm_90, NVRTC 13.5).
+    template <int B> static constexpr int kOutOfPhaseBatch = B < 4 ? B : 4;
     const unsigned char* __restrict__ bytes;
     template <int V> __device__ __forceinline__ bool in_phase(int shift) const {
         return ((reinterpret_cast<unsigned long long>(bytes) - static_cast<unsigned>(shift)) & (V - 1)) == 0;
@@ -666,29 +671,23 @@ struct RowMask {
     template <int V> __device__ __forceinline__ uint2 word(int shift, int c) const { return word_at<V>(at<V>(shift, c)); }
     // Mask bytes as flags: 0xff where kept (nonzero), 0 where masked out.
     __device__ __forceinline__ static uint2 flags(uint2 w) { return make_uint2(__vcmpne4(w.x, 0u), __vcmpne4(w.y, 0u)); }
-    // Out of phase: chunk c's mask bytes as flags, positions outside the row
-    // kept (they hold padding). Chunks inside the row read the aligned words
-    // around their bytes (one to three 32-bit loads, shifted into place), edge
-    // chunks byte by byte.
+    // Out of phase: chunk c's mask bytes as flags, from the aligned 32-bit
+    // words around them (one to three, as many as the bytes straddle) shifted
+    // into place, with no branch, so that the words of several chunks fly
+    // together (apply). Each word's address is held inside the words that
+    // hold the row's first and last bytes: a partial first or last chunk then
+    // reads other bytes of those words for its positions outside the row,
+    // whose flags do not matter (they hold padding), and nothing outside them.
     template <int V> __device__ __forceinline__ uint2 kept_bytes(int n, int shift, int c) const {
-        const int e0 = c * V - shift;
-        const unsigned char* p = bytes + e0;
-        const int off = static_cast<int>(reinterpret_cast<unsigned long long>(p) & 3u);
-        unsigned lo = 0, hi = 0;
-        if (e0 - off >= 0 && e0 - off + (off + V + 3) / 4 * 4 <= n) {
-            const unsigned* w = reinterpret_cast<const unsigned*>(p - off);
-            const unsigned w0 = w[0], w1 = off + V > 4 ? w[1] : 0u;
-            lo = __funnelshift_r(w0, w1, 8 * off);
-            if constexpr (V == 8) hi = __funnelshift_r(w1, off ? w[2] : 0u, 8 * off);
-        } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                const unsigned b = e0 + k >= 0 && e0 + k < n ? p[k] : 1u;
-                if (k < 4) lo |= b << (8 * k);
-                else hi |= b << (8 * (k - 4));
-            }
-        }
-        return flags(make_uint2(lo, hi));
+        // Byte offsets from the aligned word that holds the row's first byte.
+        const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(bytes) & 3u);
+        const int p = lead + c * V - shift, last = (lead + n - 1) & ~3;
+        const unsigned* const low = reinterpret_cast<const unsigned*>(bytes - lead);
+        const auto word = [&](int a) { return __ldg(low + (min(max(a, 0), last) >> 2)); };
+        const int q = p & ~3, o = p & 3;  // q rounds down, also below 0
+        const unsigned w1 = o + V > 4 ? word(q + 4) : 0u;
+        const unsigned hi = V == 8 ? __funnelshift_r(w1, o ? word(q + 8) : 0u, 8 * o) : 0u;
+        return flags(make_uint2(__funnelshift_r(word(q), w1, 8 * o), hi));
     }
     // Masked-out values of a chunk become -inf: a select per 32-bit word of
     // the packed chunk (a byte_perm spreads each flag over its value's bytes).
@@ -706,11 +705,12 @@ struct RowMask {
             v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
         }
     }
-    // B: the chunks whose mask words a thread reads at once, in phase. B = 1
-    // compiles the in-phase path out and reads every chunk's bytes through
-    // kept_bytes, one chunk after another: the kernels held to a register
-    // bound, which spilled with it (sm_90, NVRTC 13.5: split_row's float32
-    // K = 8 on clusters of 16, 20 spill stores; warp_rows' 2-byte K = 1, 16).
+    // B: the chunks whose mask words a thread reads at once, in phase (out of
+    // phase at most 4, kOutOfPhaseBatch). B = 1 compiles the in-phase path
+    // out and reads every chunk's bytes through kept_bytes, one chunk after
+    // another: the kernels held to a register bound, which spilled with it
+    // (sm_90, NVRTC 13.5: split_row's float32 K = 8 on clusters of 16, 20
+    // spill stores; warp_rows' 2-byte K = 1, 16).
     //
     // Chunk c (inside the row's chunks) with its masked-out values -inf.
     template <int B, typename T> __device__ __forceinline__ void apply(Vec<T>& v, int n, int shift, int c) const {
@@ -724,29 +724,33 @@ struct RowMask {
     template <int B, int V> __device__ __forceinline__ void prefetch(int shift, int c) const {
         if (B > 1 && bytes != nullptr) asm volatile("prefetch.global.L2 [%0];" ::"l"(bytes + (c * V - shift)));
     }
-    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout). In phase the
-    // words of B chunks at a time are read before any is used, with no branch between, so the loads fly
-    // together (chunks past `end`, padding, read the last chunk's word: -inf either way). B words take B
-    // registers (2-byte types 2 B) while in flight.
+    // The same over chunks first, first + stride, ... before `end` (load_chunks' layout). The words of
+    // B chunks at a time are read before any is used, with no branch between, so the loads fly together
+    // (chunks past `end`, padding, read the last chunk's words: -inf either way). B chunks' flags take B
+    // registers (2-byte types 2 B) while in flight, their words out of phase two or three times that.
     template <int B, typename T, int K>
     __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
         static_assert(K % B == 0, "whole batches");
         constexpr int V = Vec<T>::size;
         if (bytes == nullptr) return;
-        if (B > 1 && in_phase<V>(shift)) {
+        const auto batched = [&](auto batch, auto flags_of) {
+            constexpr int N = decltype(batch)::value;
 #pragma unroll
-            for (int j0 = 0; j0 < K; j0 += B) {
-                uint2 w[B];
+            for (int j0 = 0; j0 < K; j0 += N) {
+                uint2 f[N];
 #pragma unroll
-                for (int j = 0; j < B; ++j) w[j] = word<V>(shift, max(min(first + (j0 + j) * stride, end - 1), 0));
+                for (int j = 0; j < N; ++j) f[j] = flags_of(max(min(first + (j0 + j) * stride, end - 1), 0));
 #pragma unroll
-                for (int j = 0; j < B; ++j) select(v[j0 + j], flags(w[j]));
+                for (int j = 0; j < N; ++j) select(v[j0 + j], f[j]);
             }
-            return;
-        }
+        };
+        if (B > 1 && in_phase<V>(shift)) batched(Count<B>{}, [&](int c) { return flags(word<V>(shift, c)); });
+        else if (B > 1) batched(Count<kOutOfPhaseBatch<B>>{}, [&](int c) { return kept_bytes<V>(n, shift, c); });
+        else {
 #pragma unroll
-        for (int j = 0; j < K; ++j)
-            if (first + j * stride < end) select(v[j], kept_bytes<V>(n, shift, first + j * stride));
+            for (int j = 0; j < K; ++j)
+                if (first + j * stride < end) select(v[j], kept_bytes<V>(n, shift, first + j * stride));
+        }
     }
     // Once a thread has stored its chunks (`count` of them from `first` by
     // `stride`, before `end`; V elements each): its masked-out positions
