@@ -683,11 +683,11 @@ struct RowMask {
         const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(bytes) & 3u);
         const int p = lead + c * V - shift, last = (lead + n - 1) & ~3;
         const unsigned* const low = reinterpret_cast<const unsigned*>(bytes - lead);
-        const auto word = [&](int a) { return __ldg(low + (min(max(a, 0), last) >> 2)); };
+        const auto held_word = [&](int a) { return __ldg(low + (min(max(a, 0), last) >> 2)); };
         const int q = p & ~3, o = p & 3;  // q rounds down, also below 0
-        const unsigned w1 = o + V > 4 ? word(q + 4) : 0u;
-        const unsigned hi = V == 8 ? __funnelshift_r(w1, o ? word(q + 8) : 0u, 8 * o) : 0u;
-        return flags(make_uint2(__funnelshift_r(word(q), w1, 8 * o), hi));
+        const unsigned w1 = o + V > 4 ? held_word(q + 4) : 0u;
+        const unsigned hi = V == 8 ? __funnelshift_r(w1, o ? held_word(q + 8) : 0u, 8 * o) : 0u;
+        return flags(make_uint2(__funnelshift_r(held_word(q), w1, 8 * o), hi));
     }
     // Masked-out values of a chunk become -inf: a select per 32-bit word of
     // the packed chunk (a byte_perm spreads each flag over its value's bytes).
