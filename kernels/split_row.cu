@@ -158,6 +158,28 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                 keep.apply<kMaskBatch>(cache[j * b + t], static_cast<int>(n), shift, c);
         };
         csm::Vec<Tin> v[K];
+        // The register chunks' mask lines asked of L2 once x's loads are out
+        // (no register waits on them), where K = 8 words of a 2-byte type take
+        // 16 registers in flight: ptxas, short of them, issued only 6 of the
+        // bfloat16 kernel's 8 word loads before using the first (56
+        // registers), and the last 2 each waited a DRAM latency of their own
+        // (ncu source counters, H100, 2026-11-27; 4096 x 16384 bfloat16
+        // where=(M, N) 118 -> 115 us with the prefetches, 111.5 with them ahead
+        // of x's loads, which cost 64 x 50257 float16 0.5 us;
+        // docs/perf/where-held-words-h100.txt). In phase only (the addresses
+        // the words' loads read), and not for a mask row that all rows share
+        // (mask_rows 1, in L2 after the first row: 4096 x 8192 float16
+        // where=(N,) +1.4 us with them), nor at K = 4 and 2 (4096 x 2048
+        // bfloat16 where=(M, N) +0.6 us), nor for the folds, held to 64
+        // registers (12 bytes of spills, sm_90, NVRTC 13.5).
+        const auto prefetch_held_masks = [&] {
+            if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
+                if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift))
+#pragma unroll
+                    for (int j = 0; j < K; ++j)
+                        if (first + j * threads < end) keep.prefetch<kMaskBatch, V>(shift, first + j * threads);
+            }
+        };
         H held;
         State pairs[R];
         if constexpr (H::keeps) {
@@ -166,6 +188,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             // copied first, so it flies while the register part loads.
             for (int j = 0; j < smem_chunks; ++j) copy_cached(j);
             csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+            prefetch_held_masks();
             keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
             A m = csm::chunks_max<A>(v);
             csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
@@ -187,6 +210,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             // (H100, 2026-11-24, docs/perf/split-row-online-h100.txt: 128 x
             // 128256 bfloat16, one block a row, 68% -> 78% of copy).
             csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+            prefetch_held_masks();
             for (int j = 0; j < smem_chunks; ++j) {
                 copy_cached(j);
                 csm::copies_grouped();

@@ -36,14 +36,19 @@ def main():
             fns["scale=0.5"] = lambda: api.softmax(x, axis=-1, out=y, scale=0.5)
             fns["where=(M, N)"] = lambda: api.softmax(x, axis=-1, out=y, where=full)
             fns["where=(N,)"] = lambda: api.softmax(x, axis=-1, out=y, where=row)
-        times = bench.interleaved_ms(fns, repeat=30, rounds=3)
-        print(f"{m} x {n} {name}")
-        for label, ms in times.items():
-            print(f"   {label:18} {ms * 1e3:9.1f} us")
-            records.append({"M": m, "N": n, "dtype": name, "call": label, "median_ms": ms})
+        timed(m, n, name, fns, records)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)
+
+
+def timed(m, n, name, fns, records):
+    """Time `fns` interleaved (bench.interleaved_ms), print each under the shape, append a record of each."""
+    times = bench.interleaved_ms(fns, repeat=30, rounds=3)
+    print(f"{m} x {n} {name}")
+    for label, ms in times.items():
+        print(f"   {label:18} {ms * 1e3:9.1f} us")
+        records.append({"M": m, "N": n, "dtype": name, "call": label, "median_ms": ms})
 
 
 if __name__ == "__main__":
