@@ -167,17 +167,19 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // where=(M, N) 118 -> 115 us with the prefetches, 111.5 with them ahead
         // of x's loads, which cost 64 x 50257 float16 0.5 us;
         // docs/perf/where-held-words-h100.txt). In phase only (the addresses
-        // the words' loads read), and not for a mask row that all rows share
-        // (mask_rows 1, in L2 after the first row: 4096 x 8192 float16
-        // where=(N,) +1.4 us with them), nor at K = 4 and 2 (4096 x 2048
-        // bfloat16 where=(M, N) +0.6 us), nor for the folds, held to 64
-        // registers (12 bytes of spills, sm_90, NVRTC 13.5).
+        // the words' loads read); not for a mask row that all rows share
+        // (mask_rows 1, in L2 after the first row) nor at K = 4 and 2, which
+        // lost time with prefetches ahead of x's loads (4096 x 8192 float16
+        // where=(N,) +1.4 us, 4096 x 2048 bfloat16 where=(M, N) +0.6 us); nor
+        // for the folds, held to 64 registers (12 bytes of spills, sm_90,
+        // NVRTC 13.5).
         const auto prefetch_held_masks = [&] {
             if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
-                if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift))
+                if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift)) {
 #pragma unroll
                     for (int j = 0; j < K; ++j)
                         if (first + j * threads < end) keep.prefetch<kMaskBatch, V>(shift, first + j * threads);
+                }
             }
         };
         H held;

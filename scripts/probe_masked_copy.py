@@ -5,9 +5,10 @@ priced them as cudaMemcpy of x's bytes plus the mask's (one stream). A softmax
 with where= reads two streams (x and the mask) and writes one. The masked copy
 here does only that: y = x where the mask keeps, else 0, each thread one
 16-byte chunk of x and the chunk's 4 or 8 mask bytes in one load (ILP 1, a
-grid of chunks / 256 blocks), or 4 chunks a thread grid-stride (ILP 4); the
-same kernels without the mask are a kernel copy of x. Each masked copy is
-checked against cupy.where before it is timed.
+grid of chunks / 256 blocks), or 4 chunks a thread grid-stride (ILP 4, four
+waves of resident blocks); the same kernels without the mask are a kernel
+copy of x. Each masked copy is checked against cupy.where on a NaN-poisoned
+output before it is timed.
 
 Timed interleaved with bench's engine and flush: cudaMemcpy of x's bytes and
 of x's plus M x N / 2 (the mask's M x N bytes of traffic), the kernel copies,
@@ -24,7 +25,7 @@ import cupy
 import numpy
 
 from cupysoftmax import api, bench, dtypes
-from probe_fused import timed  # scripts/: the same timing and records
+from probe_fused import SHAPES, timed  # scripts/: the same shapes, timing and records
 
 SOURCE = r"""
 // V: mask bytes a 16-byte chunk of x spans (4 float32, 8 two-byte types); MASK: select, else copy
@@ -74,17 +75,16 @@ WRAP(copy_ilp1, 4, false, 1)
 WRAP(copy_ilp4, 4, false, 4)
 }
 """
-SHAPES = ["4096x1024xfloat32", "4096x4096xbfloat16", "4096x32768xfloat32", "8192x50257xfloat32",
-          "262144x64xfloat32", "32x128256xfloat32", "64x1048576xfloat32"]
-STRIDE_BLOCKS = 132 * 8 * 4  # ILP 4's grid-stride grid: four waves of 8 blocks of 256 threads an SM (H100)
+WAVES_OF_BLOCKS = 4 * 8  # ILP 4's grid-stride grid an SM: four waves of the 8 blocks of 256 threads it holds
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
-    parser.add_argument("shapes", nargs="*", default=SHAPES)
+    parser.add_argument("shapes", nargs="*", default=[f"{m}x{n}x{name}" for m, n, name in SHAPES])
     args = parser.parse_args()
     module = cupy.RawModule(code=SOURCE, options=("-std=c++17",))
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     records = []
     for shape in args.shapes:
         m, n, name = shape.split("x")
@@ -96,20 +96,21 @@ def main():
         chunks = x.size // v  # whole chunks of the flat array (a partial last chunk is left out)
         flat_x, flat_mask = x.reshape(-1), full.reshape(-1)
 
-        def kernel(name, ilp):
-            f = module.get_function(name)
-            grid = -(-chunks // 256) if ilp == 1 else min(-(-chunks // (256 * ilp)), STRIDE_BLOCKS)
-            return lambda: f((grid,), (256,), (flat_x, flat_mask, y, numpy.int64(chunks)))
+        def kernel(function, ilp, out):
+            f = module.get_function(function)
+            grid = -(-chunks // 256) if ilp == 1 else min(-(-chunks // (256 * ilp)), sms * WAVES_OF_BLOCKS)
+            return lambda: f((grid,), (256,), (flat_x, flat_mask, out, numpy.int64(chunks)))
 
-        checked = cupy.full_like(x, numpy.nan)
-        check = module.get_function(f"masked{v}_ilp1")
-        check((-(-chunks // 256),), (256,), (flat_x, flat_mask, checked, numpy.int64(chunks)))
         want = cupy.where(full, x, 0).reshape(-1)[: chunks * v]
-        if not bool((checked.reshape(-1)[: chunks * v] == want).all()):
-            raise SystemExit(f"{shape}: the masked copy does not match cupy.where")
+        for ilp in (1, 4):  # each masked copy against cupy.where on a NaN-poisoned output first
+            checked = cupy.full_like(x, numpy.nan)
+            kernel(f"masked{v}_ilp{ilp}", ilp, checked)()
+            if not bool((checked.reshape(-1)[: chunks * v] == want).all()):
+                raise SystemExit(f"{shape}: the masked copy of ILP {ilp} does not match cupy.where")
         fns = {"copy": bench.copy_call(x.nbytes), "copy + mask bytes": bench.copy_call(x.nbytes + m * n // 2),
-               "kernel copy ILP 1": kernel("copy_ilp1", 1), "kernel copy ILP 4": kernel("copy_ilp4", 4),
-               "masked copy ILP 1": kernel(f"masked{v}_ilp1", 1), "masked copy ILP 4": kernel(f"masked{v}_ilp4", 4),
+               "kernel copy ILP 1": kernel("copy_ilp1", 1, y), "kernel copy ILP 4": kernel("copy_ilp4", 4, y),
+               "masked copy ILP 1": kernel(f"masked{v}_ilp1", 1, y),
+               "masked copy ILP 4": kernel(f"masked{v}_ilp4", 4, y),
                "softmax": lambda: api.softmax(x, axis=-1, out=y),
                "where=(M, N)": lambda: api.softmax(x, axis=-1, out=y, where=full)}
         timed(m, n, name, fns, records)
