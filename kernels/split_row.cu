@@ -422,8 +422,9 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(csm::split_row_bound
 // O = 0, the plain grid kernel (C = -1 in the registry): the fused options
 // compiled out (no mask, scale 1 as constants: the same bits, FastExp::scaled),
 // for calls without them; calls with them take its O = 1 twin, on a grid
-// cut by the twin's registers (planner.as_launched). The mask's code took registers the shared-memory part and the
-// loads in flight want (float32 K = 8: 62 -> 56; H100, 2026-11-24,
+// cut by the twin's registers (planner.as_launched). The mask's code took
+// registers the shared-memory part and the loads in flight want (float32
+// K = 8: 62 -> 56; H100, 2026-11-24,
 // scripts/ab_trees.py, docs/perf/grid-plain-h100.txt, two runs: 64 x 1048576
 // float32 193.2-194.8 -> 190.6-192.6 us, 32 x 128256 16.4-16.5 -> 16.0-16.1,
 // 32 x 262144 26.4-26.5 -> 26.0-26.1; the rest within 0.3 us).
