@@ -154,6 +154,26 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # registers for 1024 threads).
 SPLIT_FOLD = 4
 SPLIT_FOLD_ITEMS = 4
+# A call with where= whose row one block holds in registers at K = 8: K = 4
+# on twice the threads, by the row's chunks (Planner.with_mask_layout). Each
+# chunk's mask word is read with it, and at K = 8 ptxas does not keep a
+# thread's 8 chunks and 8 words in flight at once (kernels/split_row.cu,
+# prefetch_held_masks). H100, 2026-11-27 (scripts/probe_fused.py --shapes, two
+# interleaved runs of each side, K = 8 -> 4; docs/perf/where-masked-items-
+# h100.txt, runs 3 and 4), us:
+SPLIT_MASKED_ITEMS = (
+    # 1024 chunks, 128 -> 256 threads: 4096 x 8192 float16 where=(M, N) 59.6
+    # -> 53.9, where=(N,) 48.0 -> 45.0; 8192 x 8192 bfloat16 115.2 -> 108.5;
+    # 4096 x 4096 float32 48.9 -> 48.3 (run 3), 48.8 -> 48.7 (run 4).
+    # 2048 chunks, 256 -> 512 threads: 4096 x 16384 bfloat16 114.7 -> 109.3,
+    # where=(N,) 92.4 -> 90.0; 1024 x 16384 bfloat16 32.8 -> 27.7; 4096 x
+    # 8192 float32 99.0 -> 98.8.
+    (2048, 4),
+    # 4096 chunks, 512 -> 1024 threads: 2048 x 32768 bfloat16 where=(M, N)
+    # 117.3 -> 113.1 but where=(N,) 93.5 -> 95.6, and 2048 x 16384 float32
+    # where=(M, N) 99.8 -> 100.5: K = 8 stays.
+    (INF, None),
+)
 # Rows whose pick is a cluster: split_row on the grid instead (C = 0), the
 # row's T threads in blocks of at least SPLIT_GRID_THREADS anywhere on the
 # GPU (the fewest whole warps that divide T and give a warp for each group of
@@ -543,7 +563,7 @@ class Planner:
     # -- public -------------------------------------------------------------
 
     def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True,
-             op: str = registry.SOFTMAX, fused: bool = False, y_aligned: bool = False) -> Launch:
+             op: str = registry.SOFTMAX, fused: bool = False, y_aligned: bool = False, masked: bool = False) -> Launch:
         """The launch for `variant` (or "auto") computing `op`, or UnsuitableVariant saying why and which can.
 
         `aligned`: every row of x starts on a 16-byte boundary (then a row of N
@@ -553,10 +573,12 @@ class Planner:
         `facts` answers for the kernels that compute `op`. Every variant auto
         picks computes every op, so the op only narrows a variant asked by name.
         `fused`: the call passes scale= or where=, which only variants with
-        `fused` in the registry take.
+        `fused` in the registry take; `masked`: it passes where= (fused too),
+        which may change split_row's layout (with_mask_layout).
         """
+        fused = fused or masked
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts, aligned, op, fused, y_aligned)
+            return self.pick(m, n, pair, facts, aligned, op, fused, y_aligned, masked)
         facts = as_launched(facts, fused)
         v = self._computing(variant, op)
         if fused:
@@ -566,7 +588,7 @@ class Planner:
                 raise UnsuitableVariant(
                     f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
                     f"not rows of {n} elements over the last axes")
-            return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned)
+            return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
@@ -618,7 +640,7 @@ class Planner:
         return v
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
-             fused: bool = False, y_aligned: bool = False) -> Launch:
+             fused: bool = False, y_aligned: bool = False, masked: bool = False) -> Launch:
         """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
 
         online serves every forward shape without fused options; other calls
@@ -632,7 +654,7 @@ class Planner:
             if op not in v.ops or (fused and not v.fused):
                 continue
             try:
-                return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned)
+                return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
         if op in registry.BACKWARD or fused:
@@ -640,10 +662,12 @@ class Planner:
             raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
-    def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned) -> Launch:
+    def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False) -> Launch:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
         mask's room) or the plain kernel's twin on whole chunks. `facts` as_launched gives them."""
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
+        if masked:
+            launch = self.with_mask_layout(v, launch, self._chunks(n, pair, aligned), facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
         return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
@@ -657,6 +681,21 @@ class Planner:
         most 255 registers takes; split_row: plain_block keeps the twin's block."""
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
+
+    def with_mask_layout(self, v: registry.Variant, launch: Launch, chunks: int, facts: FactsFn, op: str) -> Launch:
+        """A split_row launch for a call with where= that holds its row in one block's registers at more chunks
+        a thread than SPLIT_MASKED_ITEMS gives its row: that many a thread on more threads, where the kernel is
+        built and takes the block; else the launch as it is. The layout follows the row and whether the call
+        has a mask, never the number of rows, so a row's bits still do not depend on its batch."""
+        k, r, c = launch.knobs if v.name == "split_row" else (0, 0, 0)
+        items = lookup(SPLIT_MASKED_ITEMS, chunks)
+        knobs = (items, r, c)
+        if items is None or k <= items or r != 1 or c != 1 or launch.smem or knobs not in v.knob_sets(op):
+            return launch
+        threads = _round_up(_ceil_div(chunks, items), 32)
+        if threads > _block_most(facts(v.name, knobs)):
+            return launch
+        return dataclasses.replace(launch, knobs=knobs, block=threads)
 
     def with_mask_room(self, v: registry.Variant, launch: Launch, pair, facts: FactsFn) -> Launch:
         """A split_row launch with options and a shared-memory part given room for its cached chunks' mask bytes

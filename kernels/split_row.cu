@@ -172,7 +172,10 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // lost time with prefetches ahead of x's loads (4096 x 8192 float16
         // where=(N,) +1.4 us, 4096 x 2048 bfloat16 where=(M, N) +0.6 us); nor
         // for the folds, held to 64 registers (12 bytes of spills, sm_90,
-        // NVRTC 13.5).
+        // NVRTC 13.5). Since then where= rows of up to 2048 chunks launch at
+        // K = 4 on twice the threads instead (planner.SPLIT_MASKED_ITEMS:
+        // 4096 x 16384 bfloat16 114.7 -> 109.3 us); these prefetches serve the
+        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16).
         const auto prefetch_held_masks = [&] {
             if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
                 if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift)) {

@@ -5,7 +5,8 @@ The mask's own bytes are M * N (one byte an element), so the bar for where= is
 a copy of (2 * itemsize + 1) * M * N bytes. With --plain-only it times plain
 softmax alone, so that a checkout of an earlier commit (its package first on
 PYTHONPATH) gives the plain path's time before the options existed.
-Usage: python scripts/probe_fused.py [--plain-only] [--json FILE]
+--shapes times other shapes, written MxNxdtype (4096x8192xfloat16).
+Usage: python scripts/probe_fused.py [--plain-only] [--shapes "MxNxdtype ..."] [--json FILE]
 """
 import argparse
 import json
@@ -23,10 +24,11 @@ SHAPES = [(4096, 1024, "float32"), (4096, 4096, "bfloat16"), (4096, 16384, "bflo
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--plain-only", action="store_true")
+    parser.add_argument("--shapes", type=parsed_shapes, default=SHAPES)
     parser.add_argument("--json")
     args = parser.parse_args()
     records = []
-    for m, n, name in SHAPES:
+    for m, n, name in args.shapes:
         dtype = dtypes.parse(name)
         x = bench.random_input(m, n, dtype)
         y = cupy.empty_like(x)
@@ -42,6 +44,16 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)
+
+
+def parsed_shapes(text: str) -> list:
+    """[(M, N, dtype name)] from "MxNxdtype ..." (dtypes.parse names the dtype)."""
+    shapes = []
+    for word in text.split():
+        m, n, name = word.split("x")
+        dtypes.parse(name)
+        shapes.append((int(m), int(n), name))
+    return shapes
 
 
 def timed(m, n, name, fns, records):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy
 import pytest
 
-from cupysoftmax import fused, reference
+from cupysoftmax import dtypes, fused, reference
 from cupysoftmax import variants as registry
 from cupysoftmax.errors import UnsuitableVariant
 from cupysoftmax.planner import Launch, Planner
@@ -142,6 +142,37 @@ def test_no_mask_room_where_it_would_cost_a_block_an_sm():
     assert h100.with_mask_room(registry.VARIANTS["split_row"], launch, F32, fake_facts) == launch
     smaller = dataclasses.replace(launch, smem=10 * 512 * 16, args=(numpy.int32(10), numpy.int32(0)))
     assert h100.with_mask_room(registry.VARIANTS["split_row"], smaller, F32, fake_facts).smem == 10 * 512 * 20
+
+
+# (id naming the path, M, N, dtype, where='s knobs and block, scale='s knobs and block): where= rows held in one
+# block's registers at K = 8 take K = 4 on twice the threads up to 2048 chunks (planner.SPLIT_MASKED_ITEMS)
+F16, BF16 = (dtypes.FLOAT16,) * 2, (dtypes.BFLOAT16,) * 2
+MASK_LAYOUT = [("f16_1024_chunks_k4_on_256_threads", 4096, 8192, F16, (4, 1, 1), 256, (8, 1, 1), 128),
+               ("bf16_2048_chunks_k4_on_512_threads", 4096, 16384, BF16, (4, 1, 1), 512, (8, 1, 1), 256),
+               ("f32_1024_chunks_k4_on_256_threads", 4096, 4096, F32, (4, 1, 1), 256, (8, 1, 1), 128),
+               ("bf16_4096_chunks_keep_k8", 2048, 32768, BF16, (8, 1, 1), 512, (8, 1, 1), 512),
+               ("f16_6283_chunks_one_block_of_1024_keeps_k8", 256, 50257, F16, (8, 1, 1), 1024, (8, 1, 1), 1024),
+               ("f32_256_chunks_keep_k2", 4096, 1024, F32, (2, 1, 1), 128, (2, 1, 1), 128),
+               ("f32_vocab_fold_keeps_its_layout", 8192, 50257, F32, (8, 4, 1), 1024, (8, 4, 1), 1024),
+               ("bf16_vocab_clusters_keep_their_layout", 8, 65536, BF16, (8, 1, 16), 64, (8, 1, 16), 64)]
+
+
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("m, n, pair, knobs, block, scaled_knobs, scaled_block", [c[1:] for c in MASK_LAYOUT],
+                         ids=[c[0] for c in MASK_LAYOUT])
+def test_where_takes_four_chunks_a_thread_where_one_block_holds_its_row_at_eight(m, n, pair, knobs, block,
+                                                                                  scaled_knobs, scaled_block, op):
+    h100 = Planner(H100)
+    masked = h100.plan("auto", m, n, pair, fake_facts, True, op, masked=True)
+    scaled = h100.plan("auto", m, n, pair, fake_facts, True, op, fused=True)
+    assert (masked.variant, masked.knobs, masked.block) == ("split_row", knobs, block)
+    assert (scaled.knobs, scaled.block) == (scaled_knobs, scaled_block)
+    assert masked.grid == scaled.grid
+    # the layout follows the row, not the rows: one row alone gets the same K over the same threads (in one
+    # block, or cut over a cluster of C blocks; a fold's logical threads take threads of their own there)
+    alone = h100.plan("auto", 1, n, pair, fake_facts, True, op, masked=True)
+    if masked.knobs[1] == 1:
+        assert (alone.knobs[0], alone.block * alone.knobs[-1]) == (masked.knobs[0], masked.block * masked.knobs[-1])
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():

@@ -126,7 +126,7 @@ def launch_of(op, arrays, axis, variant):
     else:
         rows = api.rows_view(a, (a.ndim - 1,))
         launch = api.plan(a.device.id, variant, *rows.shape, (a.dtype, a.dtype), api.rows_aligned(rows), kernel_op,
-                          op in MASKED)[1]
+                          masked=op in MASKED)[1]
     return launch.variant, launch.knobs, launch.block, launch.block_y, launch.smem, tuple(map(int, launch.args[:1]))
 
 
