@@ -155,12 +155,13 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 SPLIT_FOLD = 4
 SPLIT_FOLD_ITEMS = 4
 # A call with where= whose row one block holds in registers at K = 8: K = 4
-# on twice the threads, by the row's chunks (Planner.with_mask_layout). Each
-# chunk's mask word is read with it, and at K = 8 ptxas does not keep a
-# thread's 8 chunks and 8 words in flight at once (kernels/split_row.cu,
-# prefetch_held_masks). H100, 2026-11-27 (scripts/probe_fused.py --shapes, two
-# interleaved runs of each side, K = 8 -> 4; docs/perf/where-masked-items-
-# h100.txt, runs 3 and 4), us:
+# on twice the threads, by the row's chunks (Planner.with_mask_layout;
+# float32 and 2-byte rows, not float64 nor half in, float32 out: not
+# measured). Each chunk's mask word is read with it, and at K = 8 ptxas does
+# not keep a thread's 8 chunks and 8 words in flight at once
+# (kernels/split_row.cu, prefetch_held_masks). H100, 2026-11-27
+# (scripts/probe_fused.py --shapes, two interleaved runs of each side, K = 8
+# -> 4; docs/perf/where-masked-items-h100.txt, runs 3 and 4), us:
 SPLIT_MASKED_ITEMS = (
     # 1024 chunks, 128 -> 256 threads: 4096 x 8192 float16 where=(M, N) 59.6
     # -> 53.9, where=(N,) 48.0 -> 45.0; 8192 x 8192 bfloat16 115.2 -> 108.5;
@@ -645,7 +646,9 @@ class Planner:
 
         online serves every forward shape without fused options; other calls
         raise UnsuitableVariant for rows that no variant taking them serves.
+        `fused`, `masked`: as in plan.
         """
+        fused = fused or masked
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         facts = as_launched(facts, fused)
         reasons = []
@@ -664,10 +667,11 @@ class Planner:
 
     def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False) -> Launch:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
-        mask's room) or the plain kernel's twin on whole chunks. `facts` as_launched gives them."""
+        mask's room; a call with where= may take another layout of its row first: with_mask_layout) or the plain
+        kernel's twin on whole chunks. `facts` as_launched gives them."""
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
         if masked:
-            launch = self.with_mask_layout(v, launch, self._chunks(n, pair, aligned), facts, op)
+            launch = self.with_mask_layout(v, launch, self._chunks(n, pair, aligned), pair, facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
         return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
@@ -682,15 +686,19 @@ class Planner:
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
-    def with_mask_layout(self, v: registry.Variant, launch: Launch, chunks: int, facts: FactsFn, op: str) -> Launch:
-        """A split_row launch for a call with where= that holds its row in one block's registers at more chunks
-        a thread than SPLIT_MASKED_ITEMS gives its row: that many a thread on more threads, where the kernel is
-        built and takes the block; else the launch as it is. The layout follows the row and whether the call
-        has a mask, never the number of rows, so a row's bits still do not depend on its batch."""
+    def with_mask_layout(self, v: registry.Variant, launch: Launch, chunks: int, pair, facts: FactsFn,
+                         op: str) -> Launch:
+        """A split_row launch for a call with where= that holds its row in one block's registers (no fold, no
+        cluster, no shared-memory part) at more chunks a thread than SPLIT_MASKED_ITEMS gives its row: that
+        many a thread on more threads, where the kernel is built and takes the block; else the launch as it
+        is. float32 and 2-byte rows of one dtype in and out only: the rows measured. The layout follows the
+        row and whether the call has a mask, never the number of rows (the table stops below
+        SPLIT_CLUSTER_MIN_CHUNKS, so no cluster serves these rows), so a row's bits do not depend on its batch."""
         k, r, c = launch.knobs if v.name == "split_row" else (0, 0, 0)
         items = lookup(SPLIT_MASKED_ITEMS, chunks)
         knobs = (items, r, c)
-        if items is None or k <= items or r != 1 or c != 1 or launch.smem or knobs not in v.knob_sets(op):
+        if (items is None or pair[0] != pair[1] or pair[0].itemsize not in (2, 4) or k <= items or r != 1
+                or c != 1 or launch.smem or knobs not in v.knob_sets(op)):
             return launch
         threads = _round_up(_ceil_div(chunks, items), 32)
         if threads > _block_most(facts(v.name, knobs)):

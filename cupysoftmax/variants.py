@@ -191,7 +191,8 @@ VARIANTS: dict[str, Variant] = {
             # in one block (C = 1) of K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the
             # gradients fold none.
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
-            # registers (its R = 1 twin takes them: plain_knob); R = -4 the plain fold (its twin R = 4).
+            # registers (its R = 1 twin takes them: plain_knob; where= may take K = 4, planner.SPLIT_MASKED_ITEMS);
+            # R = -4 the plain fold (its twin R = 4).
             # R = -1 on clusters writes every output from the row's (max, sum), as the grid does: the clusters
             # of a float-accumulating row no block holds (planner: SplitLayout.one_pass); clusters always read
             # the options. It differs from R = 1 only where R = 1 keeps exponentials (float32 softmax): the

@@ -304,7 +304,8 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 // shared-memory part compiled out (no mask, scale 1 and S = 0 as constants:
 // the same bits, FastExp::scaled). The planner launches it for calls without
 // options whose block holds the row in registers; calls with options take its
-// R = 1 twin on the same launch. The code for options and S cost those
+// R = 1 twin on the same launch (calls with where= may take K = 4 on more
+// threads first: planner.SPLIT_MASKED_ITEMS). The code for options and S cost those
 // launches up to 4 points of copy (H100, 2026-11-23,
 // scripts/probe_plain_split_row.py, docs/perf/plain-split-row-h100.txt:
 // 4096 x 1024 float32 94% -> 97%, 4096 x 4096 bfloat16 94% -> 98%; the options

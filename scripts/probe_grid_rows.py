@@ -42,7 +42,7 @@ for m, n, dt, op, mis, masked, scale in ([] if ARGS.times_only else CASES):
     for mode, grid in (("grid", True), ("cluster", False)):
         fresh(grid)
         key = (m, n, d, d)
-        launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (d, d), api.rows_aligned(x), {"softmax": "softmax", "log_softmax": "log_softmax"}[op], masked or scale != 1.0)[1]
+        launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (d, d), api.rows_aligned(x), {"softmax": "softmax", "log_softmax": "log_softmax"}[op], scale != 1.0, masked=masked)[1]
         y = cupy.full((m, n), numpy.nan, d)
         call(op, x, out=y, **kw)
         cupy.cuda.Device().synchronize()

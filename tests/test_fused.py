@@ -144,17 +144,17 @@ def test_no_mask_room_where_it_would_cost_a_block_an_sm():
     assert h100.with_mask_room(registry.VARIANTS["split_row"], smaller, F32, fake_facts).smem == 10 * 512 * 20
 
 
-# (id naming the path, M, N, dtype, where='s knobs and block, scale='s knobs and block): where= rows held in one
-# block's registers at K = 8 take K = 4 on twice the threads up to 2048 chunks (planner.SPLIT_MASKED_ITEMS)
-F16, BF16 = (dtypes.FLOAT16,) * 2, (dtypes.BFLOAT16,) * 2
+# (id naming the path, M, N, dtype pair, where='s knobs and block, scale='s knobs and block): where= rows held in
+# one block's registers at K = 8 take K = 4 on twice the threads up to 2048 chunks (planner.SPLIT_MASKED_ITEMS),
+# float32 and 2-byte rows only
+F16, BF16, F16_F32 = (dtypes.FLOAT16,) * 2, (dtypes.BFLOAT16,) * 2, (dtypes.FLOAT16, dtypes.FLOAT32)
 MASK_LAYOUT = [("f16_1024_chunks_k4_on_256_threads", 4096, 8192, F16, (4, 1, 1), 256, (8, 1, 1), 128),
                ("bf16_2048_chunks_k4_on_512_threads", 4096, 16384, BF16, (4, 1, 1), 512, (8, 1, 1), 256),
                ("f32_1024_chunks_k4_on_256_threads", 4096, 4096, F32, (4, 1, 1), 256, (8, 1, 1), 128),
-               ("bf16_4096_chunks_keep_k8", 2048, 32768, BF16, (8, 1, 1), 512, (8, 1, 1), 512),
-               ("f16_6283_chunks_one_block_of_1024_keeps_k8", 256, 50257, F16, (8, 1, 1), 1024, (8, 1, 1), 1024),
-               ("f32_256_chunks_keep_k2", 4096, 1024, F32, (2, 1, 1), 128, (2, 1, 1), 128),
-               ("f32_vocab_fold_keeps_its_layout", 8192, 50257, F32, (8, 4, 1), 1024, (8, 4, 1), 1024),
-               ("bf16_vocab_clusters_keep_their_layout", 8, 65536, BF16, (8, 1, 16), 64, (8, 1, 16), 64)]
+               ("bf16_4096_chunks_past_the_table_keep_k8", 2048, 32768, BF16, (8, 1, 1), 512, (8, 1, 1), 512),
+               ("f32_256_chunks_already_below_k4", 4096, 1024, F32, (2, 1, 1), 128, (2, 1, 1), 128),
+               ("f64_1024_chunks_not_measured_keep_k8", 4096, 2048, F64, (8, 1, 1), 128, (8, 1, 1), 128),
+               ("f16_in_f32_out_not_measured_keeps_k8", 4096, 8192, F16_F32, (8, 1, 1), 128, (8, 1, 1), 128)]
 
 
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
@@ -168,11 +168,30 @@ def test_where_takes_four_chunks_a_thread_where_one_block_holds_its_row_at_eight
     assert (masked.variant, masked.knobs, masked.block) == ("split_row", knobs, block)
     assert (scaled.knobs, scaled.block) == (scaled_knobs, scaled_block)
     assert masked.grid == scaled.grid
-    # the layout follows the row, not the rows: one row alone gets the same K over the same threads (in one
-    # block, or cut over a cluster of C blocks; a fold's logical threads take threads of their own there)
+    # pick takes where= alone as a call with options too: the twin that reads them, never the plain kernel
+    assert h100.pick(m, n, pair, fake_facts, True, op, masked=True) == masked
+    # the layout follows the row, not the rows: one row alone gets the same
     alone = h100.plan("auto", 1, n, pair, fake_facts, True, op, masked=True)
-    if masked.knobs[1] == 1:
-        assert (alone.knobs[0], alone.block * alone.knobs[-1]) == (masked.knobs[0], masked.block * masked.knobs[-1])
+    assert (alone.knobs, alone.block) == (masked.knobs, masked.block)
+
+
+def test_where_keeps_folds_clusters_shared_memory_parts_and_blocks_the_k4_kernel_cannot_launch():
+    # launches with_mask_layout leaves as they are, each on a row of 1024 chunks that K = 4 would serve
+    h100, v = Planner(H100), registry.VARIANTS["split_row"]
+    one_block = Launch("split_row", (8, 1, 1), grid=4096, block=128, smem=0, args=(numpy.int32(0), numpy.int32(0)))
+    kept = [dataclasses.replace(one_block, knobs=(8, 4, 1), smem=2 * 128 * 16, args=(numpy.int32(2), numpy.int32(0))),
+            dataclasses.replace(one_block, knobs=(8, 1, 2), grid=8192, block=64, unit=2),
+            dataclasses.replace(one_block, smem=2 * 128 * 16, args=(numpy.int32(2), numpy.int32(0)))]
+    for launch in kept:
+        assert h100.with_mask_layout(v, launch, 1024, F32, fake_facts, registry.SOFTMAX) == launch
+    four = h100.with_mask_layout(v, one_block, 1024, F32, fake_facts, registry.SOFTMAX)
+    assert (four.knobs, four.block, four.grid, four.smem) == ((4, 1, 1), 256, 4096, 0)
+
+    def k4_to_128_threads(name, knobs):
+        facts = fake_facts(name, knobs)
+        return dataclasses.replace(facts, max_threads=128) if knobs[0] == 4 else facts
+
+    assert h100.with_mask_layout(v, one_block, 1024, F32, k4_to_128_threads, registry.SOFTMAX) == one_block
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():

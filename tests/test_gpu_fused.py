@@ -25,7 +25,7 @@ SHAPES = [
     ("n33_warp_rows_tail", 5, 33),
     ("n1000_warp_rows_full_warp", 4, 1000),
     ("n4097_split_row_block_tail", 3, 4097),
-    # where=: half precision 1001 chunks a row, float32 2002, in a block of four a thread (K = 8 without a mask)
+    # where=: half precision 1001 chunks a row, float32 2001, in a block of four a thread (K = 8 without a mask)
     ("n8001_split_row_block_masked_k4", 3, 8001),
     ("n50257_split_row_cluster", 2, 50257),
     ("m64_n50257_split_row_shared_memory_part", 64, 50257),  # float32 / float64: one block a row, S > 0
