@@ -671,7 +671,7 @@ class Planner:
         kernel's twin on whole chunks. `facts` as_launched gives them."""
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
         if masked:
-            launch = self.with_mask_layout(v, launch, self._chunks(n, pair, aligned), pair, facts, op)
+            launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
         return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
@@ -686,7 +686,7 @@ class Planner:
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
-    def with_mask_layout(self, v: registry.Variant, launch: Launch, chunks: int, pair, facts: FactsFn,
+    def with_mask_layout(self, v: registry.Variant, launch: Launch, n: int, pair, aligned: bool, facts: FactsFn,
                          op: str) -> Launch:
         """A split_row launch for a call with where= that holds its row in one block's registers (no fold, no
         cluster, no shared-memory part) at more chunks a thread than SPLIT_MASKED_ITEMS gives its row: that
@@ -694,11 +694,13 @@ class Planner:
         is. float32 and 2-byte rows of one dtype in and out only: the rows measured. The layout follows the
         row and whether the call has a mask, never the number of rows (the table stops below
         SPLIT_CLUSTER_MIN_CHUNKS, so no cluster serves these rows), so a row's bits do not depend on its batch."""
-        k, r, c = launch.knobs if v.name == "split_row" else (0, 0, 0)
+        if v.name != "split_row" or pair[0] != pair[1] or pair[0].itemsize not in (2, 4):
+            return launch
+        k, r, c = launch.knobs
+        chunks = self._chunks(n, pair, aligned)
         items = lookup(SPLIT_MASKED_ITEMS, chunks)
         knobs = (items, r, c)
-        if (items is None or pair[0] != pair[1] or pair[0].itemsize not in (2, 4) or k <= items or r != 1
-                or c != 1 or launch.smem or knobs not in v.knob_sets(op)):
+        if items is None or k <= items or r != 1 or c != 1 or launch.smem or knobs not in v.knob_sets(op):
             return launch
         threads = _round_up(_ceil_div(chunks, items), 32)
         if threads > _block_most(facts(v.name, knobs)):

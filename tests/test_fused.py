@@ -176,22 +176,23 @@ def test_where_takes_four_chunks_a_thread_where_one_block_holds_its_row_at_eight
 
 
 def test_where_keeps_folds_clusters_shared_memory_parts_and_blocks_the_k4_kernel_cannot_launch():
-    # launches with_mask_layout leaves as they are, each on a row of 1024 chunks that K = 4 would serve
+    # launches with_mask_layout leaves as they are, each on an aligned row of 4096 float32 (1024 chunks, which K = 4
+    # serves on one block of 256 threads)
     h100, v = Planner(H100), registry.VARIANTS["split_row"]
     one_block = Launch("split_row", (8, 1, 1), grid=4096, block=128, smem=0, args=(numpy.int32(0), numpy.int32(0)))
     kept = [dataclasses.replace(one_block, knobs=(8, 4, 1), smem=2 * 128 * 16, args=(numpy.int32(2), numpy.int32(0))),
             dataclasses.replace(one_block, knobs=(8, 1, 2), grid=8192, block=64, unit=2),
             dataclasses.replace(one_block, smem=2 * 128 * 16, args=(numpy.int32(2), numpy.int32(0)))]
     for launch in kept:
-        assert h100.with_mask_layout(v, launch, 1024, F32, fake_facts, registry.SOFTMAX) == launch
-    four = h100.with_mask_layout(v, one_block, 1024, F32, fake_facts, registry.SOFTMAX)
+        assert h100.with_mask_layout(v, launch, 4096, F32, True, fake_facts, registry.SOFTMAX) == launch
+    four = h100.with_mask_layout(v, one_block, 4096, F32, True, fake_facts, registry.SOFTMAX)
     assert (four.knobs, four.block, four.grid, four.smem) == ((4, 1, 1), 256, 4096, 0)
 
     def k4_to_128_threads(name, knobs):
         facts = fake_facts(name, knobs)
         return dataclasses.replace(facts, max_threads=128) if knobs[0] == 4 else facts
 
-    assert h100.with_mask_layout(v, one_block, 1024, F32, k4_to_128_threads, registry.SOFTMAX) == one_block
+    assert h100.with_mask_layout(v, one_block, 4096, F32, True, k4_to_128_threads, registry.SOFTMAX) == one_block
 
 
 def test_auto_with_options_refuses_rows_only_online_serves():
