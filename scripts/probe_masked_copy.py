@@ -25,7 +25,7 @@ import cupy
 import numpy
 
 from cupysoftmax import api, bench, dtypes
-from probe_fused import SHAPES, timed  # scripts/: the same shapes, timing and records
+from probe_fused import SHAPES, parsed_shapes, timed  # scripts/: the same shapes, parsing, timing and records
 
 SOURCE = r"""
 // V: mask bytes a 16-byte chunk of x spans (4 float32, 8 two-byte types); MASK: select, else copy
@@ -86,9 +86,8 @@ def main():
     module = cupy.RawModule(code=SOURCE, options=("-std=c++17",))
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     records = []
-    for shape in args.shapes:
-        m, n, name = shape.split("x")
-        m, n, dtype = int(m), int(n), dtypes.parse(name)
+    for m, n, name in parsed_shapes(" ".join(args.shapes)):
+        dtype = dtypes.parse(name)
         x = bench.random_input(m, n, dtype)
         y = cupy.empty_like(x)
         full = cupy.random.random((m, n)) < 0.7
@@ -106,7 +105,7 @@ def main():
             checked = cupy.full_like(x, numpy.nan)
             kernel(f"masked{v}_ilp{ilp}", ilp, checked)()
             if not bool((checked.reshape(-1)[: chunks * v] == want).all()):
-                raise SystemExit(f"{shape}: the masked copy of ILP {ilp} does not match cupy.where")
+                raise SystemExit(f"{m} x {n} {name}: the masked copy of ILP {ilp} does not match cupy.where")
         fns = {"copy": bench.copy_call(x.nbytes), "copy + mask bytes": bench.copy_call(x.nbytes + m * n // 2),
                "kernel copy ILP 1": kernel("copy_ilp1", 1, y), "kernel copy ILP 4": kernel("copy_ilp4", 4, y),
                "masked copy ILP 1": kernel(f"masked{v}_ilp1", 1, y),
