@@ -204,19 +204,22 @@ def planner(device_id: int) -> Planner:
 
 def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = True,
          op: str = registry.SOFTMAX, with_options: bool = False, y_aligned: bool = False,
-         masked: bool = False) -> tuple[object, Launch]:
+         masked: bool = False, mask_direct: bool = False) -> tuple[object, Launch]:
     """(kernel, launch) for a shape and op, planned once and cached; UnsuitableVariant if it cannot serve.
 
     with_options: the call passes scale= or where= (a variant that takes them, see fused.py).
     y_aligned: every row of the output starts on a 16-byte boundary too (Planner.on_whole_chunks).
     masked: the call passes where= (with_options too; Planner.with_mask_layout).
+    mask_direct: its mask is read row for row at x's phase (fused.direct; Planner.on_whole_chunks).
     """
-    key = (device_id, variant, m, n, pair, aligned, op, with_options or masked, y_aligned, masked)
+    key = (device_id, variant, m, n, pair, aligned, op, with_options or masked, y_aligned, masked,
+           masked and mask_direct)
     hit = _launches.get(key)
     if hit is not None:
         return hit
     p = planner(device_id)
-    launch = p.plan(variant, m, n, pair, _facts(device_id, pair, op), aligned, op, with_options, y_aligned, masked)
+    launch = p.plan(variant, m, n, pair, _facts(device_id, pair, op), aligned, op, with_options, y_aligned, masked,
+                    mask_direct)
     kernel = _loaded(p, launch, device_id, pair, op)
     if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
         from cupy.cuda import driver
@@ -543,9 +546,9 @@ def _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale=1.0, 
         cupy.may_share_memory(out, a) for a in (x, where) if a is not None))
     if not direct:
         y2 = cupy.empty((m, n), result.dtype)
-    kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op, scale != 1.0, rows_aligned(y2),
-                          where is not None)
     mask = None if where is None else fused.mask_rows(where, x.shape, axes, m, n, rows_view)
+    kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op, scale != 1.0, rows_aligned(y2),
+                          where is not None, fused.direct(mask, m, x2.itemsize))
     launch_rows(kernel, launch, x2, y2, fused.kernel_args(scale, mask))
     if not direct:
         ys[...] = y2.reshape(ys.shape)

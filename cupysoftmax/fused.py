@@ -87,8 +87,21 @@ def mask_rows(where, shape, axes, m: int, n: int, rows_view):
 
 
 def kernel_args(scale: float, mask) -> tuple:
-    """The kernels' fused arguments for a scale and a (mask (P, N), P) pair or None."""
+    """The kernels' fused arguments for a scale and a (mask (P, N), P) pair or None; one mask row (P = 1) goes with
+    stride 0, so that a kernel may address row r's mask as r strides on where P is 1 or M (direct)."""
     if mask is None:
         return (scale, 0, 0, 1)
     m2, period = mask
-    return (scale, m2, m2.strides[0], period)
+    return (scale, m2, 0 if period == 1 else m2.strides[0], period)
+
+
+def direct(mask, m: int, itemsize: int) -> bool:
+    """Whether a (mask (P, N), P) pair (or None) is read row for row at x's 16-byte phase, as the kernels on whole
+    chunks take it (warp_rows' O = 2): P is 1 or M, and every mask row starts on a boundary of the bytes of a
+    16-byte chunk of x (16 / itemsize elements, one byte each)."""
+    if mask is None:
+        return True
+    m2, period = mask
+    stride = 0 if period == 1 else m2.strides[0]
+    chunk = 16 // itemsize
+    return period in (1, m) and m2.data.ptr % chunk == 0 and stride % chunk == 0

@@ -564,7 +564,8 @@ class Planner:
     # -- public -------------------------------------------------------------
 
     def plan(self, variant: str, m: int, n: int, pair, facts: FactsFn, aligned: bool = True,
-             op: str = registry.SOFTMAX, fused: bool = False, y_aligned: bool = False, masked: bool = False) -> Launch:
+             op: str = registry.SOFTMAX, fused: bool = False, y_aligned: bool = False, masked: bool = False,
+             mask_direct: bool = False) -> Launch:
         """The launch for `variant` (or "auto") computing `op`, or UnsuitableVariant saying why and which can.
 
         `aligned`: every row of x starts on a 16-byte boundary (then a row of N
@@ -575,11 +576,15 @@ class Planner:
         picks computes every op, so the op only narrows a variant asked by name.
         `fused`: the call passes scale= or where=, which only variants with
         `fused` in the registry take; `masked`: it passes where= (fused too),
-        which may change split_row's layout (with_mask_layout).
+        which may change split_row's layout (with_mask_layout); `mask_direct`:
+        its mask's row r is mask row r, or one mask row serves every row,
+        and every mask row starts at x's 16-byte phase (fused.direct), which
+        the kernels on whole chunks need (on_whole_chunks); like y_aligned it
+        picks a kernel, never the layout.
         """
         fused = fused or masked
         if variant == registry.AUTO:
-            return self.pick(m, n, pair, facts, aligned, op, fused, y_aligned, masked)
+            return self.pick(m, n, pair, facts, aligned, op, fused, y_aligned, masked, mask_direct)
         facts = as_launched(facts, fused)
         v = self._computing(variant, op)
         if fused:
@@ -589,7 +594,7 @@ class Planner:
                 raise UnsuitableVariant(
                     f"{variant} reads {v.layout}: softmax over an axis with unit-stride axes after it, "
                     f"not rows of {n} elements over the last axes")
-            return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked)
+            return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked, mask_direct)
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
@@ -641,12 +646,12 @@ class Planner:
         return v
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
-             fused: bool = False, y_aligned: bool = False, masked: bool = False) -> Launch:
+             fused: bool = False, y_aligned: bool = False, masked: bool = False, mask_direct: bool = False) -> Launch:
         """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
 
         online serves every forward shape without fused options; other calls
         raise UnsuitableVariant for rows that no variant taking them serves.
-        `fused`, `masked`: as in plan.
+        `fused`, `masked`, `mask_direct`: as in plan.
         """
         fused = fused or masked
         first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
@@ -657,7 +662,7 @@ class Planner:
             if op not in v.ops or (fused and not v.fused):
                 continue
             try:
-                return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked)
+                return self._launch(v, m, n, pair, facts, aligned, op, fused, y_aligned, masked, mask_direct)
             except UnsuitableVariant as exc:
                 reasons.append(str(exc))
         if op in registry.BACKWARD or fused:
@@ -665,16 +670,16 @@ class Planner:
             raise UnsuitableVariant(f"no variant computes {what} for rows of {n} {pair[0].name}: {'; '.join(reasons)}")
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
-    def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False) -> Launch:
+    def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False, mask_direct=False) -> Launch:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
-        mask's room; a call with where= may take another layout of its row first: with_mask_layout) or the plain
-        kernel's twin on whole chunks. `facts` as_launched gives them."""
+        mask's room; a call with where= may take another layout of its row first: with_mask_layout), then that
+        kernel's twin on whole chunks where the call's rows (and mask) allow. `facts` as_launched gives them."""
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
         if masked:
             launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
-        return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned)
+        return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
 
     @staticmethod
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:
@@ -731,13 +736,16 @@ class Planner:
 
     @staticmethod
     def on_whole_chunks(v: registry.Variant, launch: Launch, n: int, pair, op: str, aligned: bool) -> Launch:
-        """The launch of the plain kernel's twin on whole chunks (registry: whole_chunks, plain_knob 0 -> -1),
-        on the same block and grid, where every row of x and y starts on a 16-byte boundary (`aligned`) and a
+        """The launch of the kernel's twin on whole chunks (registry: whole_chunks; plain_knob 0 -> -1, and the
+        options twin's 1 -> 2), on the same block and grid, where every row of x and y starts on a 16-byte
+        boundary and a mask, if any, is read row for row at x's phase (`aligned`: the caller's test), and a
         row of n elements is whole chunks. The twin computes the same values in the same order, with neither the
         element path (where input and output have one element size) nor the misalignment arithmetic compiled:
         H100, 2026-11-24, scripts/probe_whole_chunks.py, docs/perf/whole-chunks-h100.txt, two runs, warp_rows at
         auto's launch: 4096 x 1024 bfloat16 93-95% -> 96-99% of copy, float16 92-94% -> 98-99%, 262144 x 100
-        float32 97% -> 99%, 4096 x 512 98% -> 100% (registers 64 -> 48, 39 -> 32, 48 -> 40)."""
+        float32 97% -> 99%, 4096 x 512 98% -> 100% (registers 64 -> 48, 39 -> 32, 48 -> 40). With options (O = 2)
+        the mask row needs no remainder and every chunk's mask bytes are one aligned word: kernels/warp_rows.cu
+        has the measurement."""
         whole = aligned and n % (16 // pair[0].itemsize) == 0
         twin = v.twin_on_whole_chunks(launch.knobs, op) if whole else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)

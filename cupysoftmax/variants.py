@@ -70,9 +70,10 @@ class Variant:
     # plans the plain kernel where it serves, then the twin for calls with
     # options (Planner.with_options, through twin_with_options).
     plain_knob: int | None = None
-    # Whether its plain kernels (plain_knob 0) have a twin on whole chunks (plain_knob -1) for calls whose rows of
-    # x and y all start on a 16-byte boundary and span whole chunks: no element path, no misalignment arithmetic
-    # (Planner.on_whole_chunks; warp_rows).
+    # Whether its plain kernels (plain_knob 0) have a twin on whole chunks (plain_knob -1), and its kernels that
+    # read the options (1) one too (2), for calls whose rows of x and y all start on a 16-byte boundary and span
+    # whole chunks (and whose mask, if any, is read row for row at x's phase): no element path, no misalignment
+    # arithmetic (Planner.on_whole_chunks; warp_rows).
     whole_chunks: bool = False
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
@@ -97,11 +98,13 @@ class Variant:
         return (*knobs[:i], -knobs[i] or 1, *knobs[i + 1:])
 
     def twin_on_whole_chunks(self, knobs, op: str) -> tuple | None:
-        """The knob set of the plain kernel `knobs`' twin on whole chunks for `op`, or None where it has none."""
+        """The knob set of the kernel `knobs`' twin on whole chunks for `op` (plain 0 -> -1, with options
+        1 -> 2), or None where it has none."""
         i = self.plain_knob
-        if not self.whole_chunks or knobs[i] != 0:
+        whole = {0: -1, 1: 2}.get(knobs[i]) if self.whole_chunks else None
+        if whole is None:
             return None
-        twin = (*knobs[:i], -1, *knobs[i + 1:])
+        twin = (*knobs[:i], whole, *knobs[i + 1:])
         return twin if twin in self.knob_sets(op) else None
 
     def clustered(self, knobs) -> bool:
@@ -177,9 +180,10 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             # (G lanes per row, K chunks per lane, O): O = 1 takes scale= and where=, O = 0 compiles them out
             # (the plain path, for the layouts the planner launches; the gradients take none), O = -1 is the
-            # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk)
+            # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk), O = 2
+            # the options on whole chunks (a mask, if any, read row for row at x's phase: warp_rows.cu)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
-            + tuple((g, k, o) for o in (0, -1) for g, k in WARP_ROWS_PLAIN),
+            + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN),
             backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -728,8 +728,11 @@ struct RowMask {
     // B chunks at a time are read before any is used, with no branch between, so the loads fly together
     // (chunks past `end`, padding, read the last chunk's words: -inf either way). B chunks' flags take B
     // registers (2-byte types 2 B) while in flight, their words out of phase two or three times that.
+    // in_phase_known: the launch guarantees every mask row at x's phase (warp_rows' O = 2), so no test and
+    // the batched in-phase words for any B, B = 1 too (a constant after inlining, so the rest compiles out).
     template <int B, typename T, int K>
-    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end) const {
+    __device__ __forceinline__ void apply(Vec<T> (&v)[K], int n, int shift, int first, int stride, int end,
+                                          bool in_phase_known = false) const {
         static_assert(K % B == 0, "whole batches");
         constexpr int V = Vec<T>::size;
         if (bytes == nullptr) return;
@@ -744,7 +747,7 @@ struct RowMask {
                 for (int j = 0; j < N; ++j) select(v[j0 + j], f[j]);
             }
         };
-        if (B > 1 && in_phase<V>(shift)) batched(Count<B>{}, [&](int c) { return flags(word<V>(shift, c)); });
+        if (in_phase_known || (B > 1 && in_phase<V>(shift))) batched(Count<B>{}, [&](int c) { return flags(word<V>(shift, c)); });
         else if (B > 1) batched(Count<kOutOfPhaseBatch<B>>{}, [&](int c) { return kept_bytes<V>(n, shift, c); });
         else {
 #pragma unroll
@@ -787,15 +790,18 @@ template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) 
 // The fused options as the forward row kernels take them (after the row
 // strides): scale (1 for plain softmax), mask (null for none; else row r of
 // x takes mask row r % mask_rows, so a mask broadcast over leading axes is
-// read in place), mask_row_stride in bytes.
+// read in place), mask_row_stride in bytes (0 where mask_rows is 1:
+// fused.kernel_args). `direct`: the launch guarantees mask_rows is 1 or the
+// number of rows (warp_rows' O = 2), so row r's mask is r strides on, with
+// no 64-bit remainder.
 struct Fused {
     double scale;
     const unsigned char* mask;
     long long mask_row_stride, mask_rows;
     // No options, as constants: the plain kernels' (warp_rows O = 0, split_row R = 0), which compile them out
     __device__ __forceinline__ static Fused none() { return {1.0, nullptr, 0, 1}; }
-    __device__ __forceinline__ RowMask row(long long r) const {
-        return {mask == nullptr ? nullptr : mask + (r % mask_rows) * mask_row_stride};
+    __device__ __forceinline__ RowMask row(long long r, bool direct = false) const {
+        return {mask == nullptr ? nullptr : mask + (direct ? r : r % mask_rows) * mask_row_stride};
     }
 };
 

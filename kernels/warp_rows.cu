@@ -22,6 +22,18 @@
 // neither the misalignment arithmetic nor those element paths are compiled;
 // same values, same order, so the same bits as O = 0 (the planner takes it
 // where it may: Planner.on_whole_chunks, with the measurement).
+// O = 2 is O = 1 on whole chunks, for calls with options whose rows are
+// whole chunks as above and whose mask, if any, has its row r at mask row
+// r (one mask row for all: stride 0) at x's 16-byte phase: no misalignment
+// arithmetic, no remainder for the mask row, and every chunk's mask bytes
+// one aligned word (RowMask::apply's in-phase path, also at K = 1, where O = 1
+// reads a chunk's bytes through kept_bytes); the same bits as O = 1.
+// H100, 2026-11-28 (scripts/probe_fused.py --shapes, against the head
+// before it, two runs a side; docs/perf/where-whole-chunks-h100.txt), us:
+// where=(M, N) 262144 x 32 float32 27.9 -> 24.3-24.4, 262144 x 100
+// 78.1-78.4 -> 76.1-76.2, 16384 x 256 float16 10.1-10.3 -> 9.8-9.9; scale=
+// 262144 x 100 69.9-70.1 -> 68.3-68.4; registers down or equal (2-byte
+// (16, 2) 55 -> 40), no spills.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).
@@ -33,9 +45,11 @@
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
 // with a bound: warp_rows_bounded, warp_rows_grad_bounded); 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
-// the fused options (csm::Fused) after the row strides, read with O = 1 alone
-// (O = 0 and -1 ignore them: calls without scale= or where=). O = -1: every
-// row of x and y starts on a 16-byte boundary and N is a multiple of V.
+// the fused options (csm::Fused) after the row strides, read with O = 1 and 2
+// (O = 0 and -1 ignore them: calls without scale= or where=). O = -1 and 2: every
+// row of x and y starts on a 16-byte boundary and N is a multiple of V; O = 2
+// also: mask_rows is 1 (stride 0) or the number of rows, and every mask row
+// starts on a V-byte boundary.
 // Backward: y and dy rows start at the same offset from a 16-byte boundary.
 #include "common.cuh"
 
@@ -61,9 +75,10 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
-    static_assert(O >= -1 && O <= 1, "O: the fused options compiled in (1), out (0), out on whole chunks (-1)");
-    constexpr bool WHOLE = O == -1;
-    const csm::Fused fused = O == 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
+    static_assert(O >= -1 && O <= 2,
+                  "O: the fused options compiled in (1; 2 on whole chunks), out (0; -1 on whole chunks)");
+    constexpr bool WHOLE = O == -1 || O == 2;
+    const csm::Fused fused = O >= 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
     const long long warp = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -77,11 +92,11 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         Tout* yr = y + (live ? row : 0) * y_row_stride;
         const int shift = WHOLE ? 0 : csm::misalignment(xr);
         const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
-        const csm::RowMask keep = fused.row(live ? row : 0);
+        const csm::RowMask keep = fused.row(live ? row : 0, O == 2);
         csm::Vec<Tin> v[K];
         csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
                          csm::padding_chunk<Tin>(), WHOLE);
-        keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks);
+        keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks, O == 2);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
         // rather than widening it twice. That costs registers (bfloat16 LOG (32, 4): 64 against 53, four

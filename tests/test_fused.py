@@ -67,6 +67,38 @@ def test_kernel_args_without_a_mask_pass_a_null_pointer():
     assert fused.kernel_args(1.0, None) == fused.PLAIN
 
 
+def mask_rows(ptr, stride):
+    """A (P, N) mask's stand-in for kernel_args and direct: its data pointer and row stride in bytes."""
+    return SimpleNamespace(data=SimpleNamespace(ptr=ptr), strides=(stride, 1))
+
+
+def test_kernel_args_pass_one_mask_row_for_all_with_stride_0():
+    # a genuine one-row axis has a nonzero stride (x of shape (4, 1, N) against a mask of (1, 1, N)): row r's mask
+    # at r strides on (warp_rows' O = 2) must still be that row
+    one = mask_rows(512, 1000)
+    assert fused.kernel_args(2.0, (one, 1)) == (2.0, one, 0, 1)
+    every = mask_rows(512, 1000)
+    assert fused.kernel_args(2.0, (every, 8)) == (2.0, every, 1000, 8)
+
+
+# (id naming the kernel the mask allows, (mask rows' pointer and stride, P) or None, M, x's itemsize, direct):
+# the kernels on whole chunks read mask row r at r strides on, one aligned word a chunk (fused.direct)
+DIRECT = [("no_mask_whole_chunks", None, 64, 4, True),
+          ("a_row_each_whole_chunks", ((256, 1024), 64), 64, 4, True),
+          ("one_row_for_all_whole_chunks", ((256, 0), 1), 64, 2, True),
+          ("one_genuine_row_whole_chunks", ((256, 1001), 1), 64, 4, True),
+          ("a_row_each_2_byte_stride_of_8_whole_chunks", ((264, 8), 64), 64, 2, True),
+          ("period_between_1_and_m_options_twin", ((256, 1024), 8), 64, 4, False),
+          ("rows_off_the_chunk_phase_options_twin", ((256, 1020), 64), 64, 2, False),
+          ("first_row_off_the_chunk_phase_options_twin", ((258, 1024), 64), 64, 4, False)]
+
+
+@pytest.mark.parametrize("mask, m, itemsize, direct", [c[1:] for c in DIRECT], ids=[c[0] for c in DIRECT])
+def test_direct_masks_are_read_row_for_row_at_x_phase(mask, m, itemsize, direct):
+    pair = None if mask is None else (mask_rows(*mask[0]), mask[1])
+    assert fused.direct(pair, m, itemsize) is direct
+
+
 @pytest.mark.parametrize("variant", [name for name, v in registry.VARIANTS.items() if not v.fused])
 def test_variants_without_options_refuse_them(variant):
     with pytest.raises(UnsuitableVariant, match="takes no scale= or where=; variants that do: "

@@ -89,6 +89,39 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
     reference.assert_close(cupy.asnumpy(out), expected, dtype, op)
 
 
+# warp_rows' options twin on whole chunks (O = 2) at N = 480 (whole chunks for every dtype), by how the mask
+# comes: where it is read row for row at x's phase (fused.direct) or there is none, the twin on whole chunks, which
+# must write the bits of the options twin (O = 1) on the same launch; the other masks take O = 1 itself.
+DIRECT_KINDS = [("scale_only", 2), ("contiguous", 2), ("one_row_for_all", 2), ("column_copied", 2), ("full", 1),
+                ("misaligned_view", 1)]
+
+
+@pytest.mark.parametrize("kind, o", DIRECT_KINDS, ids=[f"{k}_o{o}" for k, o in DIRECT_KINDS])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_warp_rows_reads_options_on_whole_chunks_where_the_mask_allows(rng, op, dtype, kind, o):
+    m, n = 300, 480
+    x = draw(rng, (m, n), dtype)
+    mask = draw_mask(rng, (m, n), kind)
+    if mask is not None:
+        x[~cupy.broadcast_to(mask, x.shape)] = numpy.nan
+    rows = None if mask is None else fused.mask_rows(mask, x.shape, (1,), m, n, api.rows_view)
+    pair, device_id = (dtype, dtype), cupy.cuda.Device().id
+    kernel, launch = api.plan(device_id, "warp_rows", m, n, pair, True, op, True, True, mask is not None,
+                              fused.direct(rows, m, dtype.itemsize))
+    assert launch.variant == "warp_rows" and launch.knobs[-1] == o
+    options = fused.kernel_args(2.5, rows)
+    twin = api.plan(device_id, "warp_rows", m, n, pair, True, op, True)[0]  # y's rows not said aligned: O = 1
+    outs = []
+    for k in (kernel, twin):
+        outs.append(poisoned((m, n), dtype))
+        api.launch_rows(k, launch, x, outs[-1], options)
+    expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, scale=2.5,
+                                        where=None if mask is None else cupy.asnumpy(mask))
+    reference.assert_close(cupy.asnumpy(outs[0]), expected, dtype, op)
+    assert numpy.array_equal(cupy.asnumpy(outs[0]).view(numpy.uint8), cupy.asnumpy(outs[1]).view(numpy.uint8))
+
+
 # half-precision input, float32 output (dtype=): the mixed kernels with options; past a cluster they take the
 # grid's G = 4 (their G = 1 twin, left free of a register bound, fits one block of 512 an SM)
 MIXED = [("n1100001_split_row_grid_g4", 2, 1_100_001), ("m24_n2100001_split_row_grid_g4_rows_in_rounds", 24, 2_100_001)]

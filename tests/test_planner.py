@@ -299,30 +299,39 @@ def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pa
             n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
             launched.add(h100.plan("warp_rows", 64, n, pair, fake_facts, aligned).knobs)
     assert launched == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN} <= set(v.knobs)
-    assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1)} <= set(v.knobs)
+    assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1, 2)} <= set(v.knobs)
 
 
-# (id naming the path, pair, N, x rows aligned, y rows aligned, fused, op, O): the plain kernel's twin on whole chunks
-# (O = -1) only where the rows of x and y start on 16-byte boundaries and N is whole chunks, and only for the
-# forward ops without options
+# (id naming the path, pair, N, x rows aligned, y rows aligned, options, op, O): the twin on whole chunks of the
+# plain kernel (O = -1) and of the kernel that reads the options (O = 2) only where the rows of x and y start on
+# 16-byte boundaries and N is whole chunks, and with where= only where its mask is read row for row at x's phase
+# (fused.direct); never for the gradients. options: None, "scale" (scale= alone), "direct" (where=, direct) or
+# "mask" (where=, its rows not direct: a period between 1 and M, or rows off x's phase)
 WHOLE_CHUNKS = [
-    ("whole_chunks_n64", F32, 64, True, True, False, registry.SOFTMAX, -1),
-    ("whole_chunks_log_softmax_bf16_n1024", BF16, 1024, True, True, False, registry.LOG_SOFTMAX, -1),
-    ("whole_chunks_f16_n8_one_chunk", F16, 8, True, True, False, registry.SOFTMAX, -1),
-    ("n66_not_whole_chunks_plain", F32, 66, True, True, False, registry.SOFTMAX, 0),
-    ("f16_n1020_not_whole_chunks_plain", F16, 1020, True, True, False, registry.SOFTMAX, 0),
-    ("y_misaligned_plain", F32, 64, True, False, False, registry.SOFTMAX, 0),
-    ("x_misaligned_plain", F32, 64, False, True, False, registry.SOFTMAX, 0),
-    ("options_twin", F32, 64, True, True, True, registry.SOFTMAX, 1),
-    ("gradient_plain", F32, 64, True, True, False, registry.SOFTMAX_BACKWARD, 0),
+    ("whole_chunks_n64", F32, 64, True, True, None, registry.SOFTMAX, -1),
+    ("whole_chunks_log_softmax_bf16_n1024", BF16, 1024, True, True, None, registry.LOG_SOFTMAX, -1),
+    ("whole_chunks_f16_n8_one_chunk", F16, 8, True, True, None, registry.SOFTMAX, -1),
+    ("n66_not_whole_chunks_plain", F32, 66, True, True, None, registry.SOFTMAX, 0),
+    ("f16_n1020_not_whole_chunks_plain", F16, 1020, True, True, None, registry.SOFTMAX, 0),
+    ("y_misaligned_plain", F32, 64, True, False, None, registry.SOFTMAX, 0),
+    ("x_misaligned_plain", F32, 64, False, True, None, registry.SOFTMAX, 0),
+    ("scale_whole_chunks_options_twin_on_whole_chunks", F32, 64, True, True, "scale", registry.SOFTMAX, 2),
+    ("where_direct_whole_chunks_options_twin_on_whole_chunks", F16, 256, True, True, "direct", registry.LOG_SOFTMAX,
+     2),
+    ("where_not_direct_options_twin", F32, 64, True, True, "mask", registry.SOFTMAX, 1),
+    ("where_direct_y_misaligned_options_twin", F32, 64, True, False, "direct", registry.SOFTMAX, 1),
+    ("scale_n66_not_whole_chunks_options_twin", F32, 66, True, True, "scale", registry.SOFTMAX, 1),
+    ("gradient_plain", F32, 64, True, True, None, registry.SOFTMAX_BACKWARD, 0),
 ]
 
 
 @pytest.mark.parametrize("variant", ["warp_rows", "auto"])
 @pytest.mark.parametrize("case", WHOLE_CHUNKS, ids=[c[0] for c in WHOLE_CHUNKS])
 def test_warp_rows_takes_its_kernel_on_whole_chunks_only_where_every_row_of_x_and_y_is(h100, case, variant):
-    _, pair, n, aligned, y_aligned, fused, op, o = case
-    launch = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op, fused, y_aligned)
+    _, pair, n, aligned, y_aligned, options, op, o = case
+    masked = options in ("direct", "mask")
+    launch = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op, options is not None, y_aligned, masked,
+                       mask_direct=options == "direct")
     plain = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op)  # y_aligned False: the plain kernel
     assert launch.variant == "warp_rows" and launch.knobs[2] == o
     assert launch == dataclasses.replace(plain, knobs=launch.knobs)  # the same layout, block and grid
