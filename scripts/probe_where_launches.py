@@ -1,0 +1,66 @@
+"""where=(M, N) on explicit launches against auto's, each checked against the reference on a poisoned output first.
+Usage: PYTHONPATH=$PWD python3 scripts/probe_where_launches.py --json F  MxNxdtype ..."""
+import argparse
+import json
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, fused, loader, reference
+from cupysoftmax.planner import Launch, _ceil_div, _round_up
+from cupysoftmax.variants import VARIANTS
+from probe_fused import timed  # scripts/, this file's folder
+
+def candidates(planner, m, n, pair, chunks):
+    for g, k, o in VARIANTS["warp_rows"].knobs:
+        if o == 1 and g * k >= chunks and (g * k) // 4 < chunks:
+            yield Launch("warp_rows", (g, k, 1), _ceil_div(m, 256 // g), 256, 0)
+    v = VARIANTS["split_row"]
+    for k in (2, 4, 8):
+        for c in (1, 2, 4, 8):
+            if (k, 1, c) not in v.knobs or chunks < 64 * c:
+                continue
+            threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
+            if threads <= 1024 and threads >= 64:
+                yield planner._cluster_launch(v, m, (k, 1, c), threads, 0)
+
+def main():
+    ap = argparse.ArgumentParser(); ap.add_argument("--json"); ap.add_argument("--auto-only", action="store_true"); ap.add_argument("shapes", nargs="+"); a = ap.parse_args()
+    dev = cupy.cuda.Device().id
+    planner = api.planner(dev)
+    records = []
+    for s in a.shapes:
+        m, n, d = s.split("x"); m, n = int(m), int(n); dt = dtypes.parse(d); pair = (dt, dt)
+        x = bench.random_input(m, n, dt); y = cupy.empty_like(x)
+        full = cupy.random.random((m, n)) < 0.7
+        rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 32)).astype(int))
+        want = reference.softmax(cupy.asnumpy(x[rows]).astype(numpy.float64), axis=-1, where=cupy.asnumpy(full[rows]))
+        opts = fused.kernel_args(1.0, (full, m))
+        chunks = _ceil_div(n, 16 // dt.itemsize)
+        auto = api.plan(dev, "auto", m, n, pair, True, "softmax", False, True, True)[1]
+        y.fill(numpy.nan); api.softmax(x, axis=-1, out=y, where=full)
+        err = reference.error_ratio(cupy.asnumpy(y[rows]), want, dt)
+        assert err <= 1, (s, "auto where= WRONG", err)
+        fns = {"copy": bench.copy_call(x.nbytes), "copy + mask bytes": bench.copy_call(x.nbytes + m * n // 2),
+               "softmax": lambda: api.softmax(x, axis=-1, out=y),
+               f"where auto {auto.variant} {auto.knobs} {auto.block}": lambda: api.softmax(x, axis=-1, out=y, where=full)}
+        for launch in ([] if a.auto_only else candidates(planner, m, n, pair, chunks)):
+            kernel = loader.function(launch.variant, pair, launch.knobs, dev)
+            y.fill(numpy.nan)
+            try:
+                api.launch_rows(kernel, launch, x, y, opts); cupy.cuda.Device().synchronize()
+            except Exception as exc:
+                print(s, launch, "failed", exc); continue
+            err = reference.error_ratio(cupy.asnumpy(y[rows]), want, dt)
+            if not err <= 1:
+                print(s, launch, "WRONG", err); continue
+            fns[f"where {launch.variant} {launch.knobs} {launch.block} r{kernel.num_regs}"] = (
+                lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y, opts))
+        timed(m, n, d, fns, records)
+        del x, y, full; cupy.get_default_memory_pool().free_all_blocks()
+    if a.json:
+        json.dump(records, open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
