@@ -67,19 +67,26 @@ __device__ void msoft(const float4* __restrict__ x, const unsigned* __restrict__
     }
 }
 #define K_(G, K) \
-extern "C" __global__ void __launch_bounds__(256) plain_##G##_##K(const float4* x, const unsigned* m, float4* y, long long r, int n4) { msoft<G, K, false>(x, m, y, r, n4); } \
-extern "C" __global__ void __launch_bounds__(256) masked_##G##_##K(const float4* x, const unsigned* m, float4* y, long long r, int n4) { msoft<G, K, true>(x, m, y, r, n4); }
+extern "C" __global__ void __launch_bounds__(256) plain_##G##_##K(                                      \
+    const float4* x, const unsigned* m, float4* y, long long r, int n4) { msoft<G, K, false>(x, m, y, r, n4); } \
+extern "C" __global__ void __launch_bounds__(256) masked_##G##_##K(                                     \
+    const float4* x, const unsigned* m, float4* y, long long r, int n4) { msoft<G, K, true>(x, m, y, r, n4); }
 K_(8, 4) K_(16, 2) K_(32, 1) K_(32, 2) K_(32, 4) K_(32, 8) K_(16, 4) K_(8, 8)
 """
 
 def main():
-    ap = argparse.ArgumentParser(); ap.add_argument("--json"); ap.add_argument("cases", nargs="+"); a = ap.parse_args()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("cases", nargs="+", help="MxN:G,K[;G,K]: a float32 shape and the layouts to time on it")
+    a = ap.parse_args()
     mod = cupy.RawModule(code=SRC, options=("-std=c++17", "--use_fast_math"))
     records = []
     for case in a.cases:
         shape, layouts = case.split(":")
-        m, n = map(int, shape.split("x")); n4 = n // 4
-        x = bench.random_input(m, n, numpy.float32); y = cupy.empty_like(x)
+        m, n = map(int, shape.split("x"))
+        n4 = n // 4  # chunks a row (rows whole chunks: N a multiple of 4)
+        x = bench.random_input(m, n, numpy.float32)
+        y = cupy.empty_like(x)
         full = cupy.random.random((m, n)) < 0.7
         rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 64)).astype(int))
         hx, hm = cupy.asnumpy(x[rows]).astype(numpy.float64), cupy.asnumpy(full[rows])

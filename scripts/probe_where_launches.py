@@ -25,20 +25,31 @@ def candidates(planner, m, n, pair, chunks):
                 yield planner._cluster_launch(v, m, (k, 1, c), threads, 0)
 
 def main():
-    ap = argparse.ArgumentParser(); ap.add_argument("--json"); ap.add_argument("--auto-only", action="store_true"); ap.add_argument("shapes", nargs="+"); a = ap.parse_args()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--auto-only", action="store_true", help="time auto's where= alone, no other launch")
+    ap.add_argument("shapes", nargs="+", help="MxNxdtype")
+    a = ap.parse_args()
     dev = cupy.cuda.Device().id
     planner = api.planner(dev)
     records = []
     for s in a.shapes:
-        m, n, d = s.split("x"); m, n = int(m), int(n); dt = dtypes.parse(d); pair = (dt, dt)
-        x = bench.random_input(m, n, dt); y = cupy.empty_like(x)
+        m, n, d = s.split("x")
+        m, n, dt = int(m), int(n), dtypes.parse(d)
+        pair = (dt, dt)
+        x = bench.random_input(m, n, dt)
+        y = cupy.empty_like(x)
         full = cupy.random.random((m, n)) < 0.7
         rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 32)).astype(int))
-        want = reference.softmax(cupy.asnumpy(x[rows]).astype(numpy.float64), axis=-1, where=cupy.asnumpy(full[rows]))
+        host = cupy.asnumpy(x[rows]).astype(numpy.float64)
+        want = reference.softmax(host, axis=-1, where=cupy.asnumpy(full[rows]))
         opts = fused.kernel_args(1.0, (full, m))
         chunks = _ceil_div(n, 16 // dt.itemsize)
-        auto = api.plan(dev, "auto", m, n, pair, True, "softmax", False, True, True)[1]
-        y.fill(numpy.nan); api.softmax(x, axis=-1, out=y, where=full)
+        # the launch auto plans for the call below (a contiguous mask of x's shape: read row for row, fused.direct)
+        direct = fused.direct((full, m), m, dt.itemsize)
+        auto = api.plan(dev, "auto", m, n, pair, True, "softmax", False, True, True, direct)[1]
+        y.fill(numpy.nan)
+        api.softmax(x, axis=-1, out=y, where=full)
         err = reference.error_ratio(cupy.asnumpy(y[rows]), want, dt)
         assert err <= 1, (s, "auto where= WRONG", err)
         fns = {"copy": bench.copy_call(x.nbytes), "copy + mask bytes": bench.copy_call(x.nbytes + m * n // 2),
