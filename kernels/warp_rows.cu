@@ -32,8 +32,9 @@
 // before it, two runs a side; docs/perf/where-whole-chunks-h100.txt), us:
 // where=(M, N) 262144 x 32 float32 27.9 -> 24.3-24.4, 262144 x 100
 // 78.1-78.4 -> 76.1-76.2, 16384 x 256 float16 10.1-10.3 -> 9.8-9.9; scale=
-// 262144 x 100 69.9-70.1 -> 68.3-68.4; registers down or equal (2-byte
-// (16, 2) 55 -> 40), no spills.
+// 262144 x 100 69.9-70.1 -> 68.3-68.4. Registers down or equal for one
+// dtype in and out (2-byte (16, 2) 55 -> 40), up for half precision in and
+// float32 out ((32, 8) 76 -> 96, not timed); no spills.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk).

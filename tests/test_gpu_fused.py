@@ -91,22 +91,25 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
 
 # warp_rows' options twin on whole chunks (O = 2) at N = 480 (whole chunks for every dtype), by how the mask
 # comes: where it is read row for row at x's phase (fused.direct) or there is none, the twin on whole chunks, which
-# must write the bits of the options twin (O = 1) on the same launch; the other masks take O = 1 itself.
+# must write the bits of the options twin (O = 1) on the same launch; the other masks take O = 1 itself. Every
+# dtype pair with kernels: half precision in and float32 out too (dtype=), whose O = 2 kernels took more registers
+# than their O = 1 twins (docs/perf/where-whole-chunks-h100.txt).
 DIRECT_KINDS = [("scale_only", 2), ("contiguous", 2), ("one_row_for_all", 2), ("column_copied", 2), ("full", 1),
                 ("misaligned_view", 1)]
 
 
 @pytest.mark.parametrize("kind, o", DIRECT_KINDS, ids=[f"{k}_o{o}" for k, o in DIRECT_KINDS])
-@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("pair", dtypes.PAIRS, ids=[f"{dtypes.name(i)}_{dtypes.name(o)}" for i, o in dtypes.PAIRS])
 @pytest.mark.parametrize("op", OPS)
-def test_warp_rows_reads_options_on_whole_chunks_where_the_mask_allows(rng, op, dtype, kind, o):
+def test_warp_rows_reads_options_on_whole_chunks_where_the_mask_allows(rng, op, pair, kind, o):
     m, n = 300, 480
+    dtype, out_dtype = pair
     x = draw(rng, (m, n), dtype)
     mask = draw_mask(rng, (m, n), kind)
     if mask is not None:
         x[~cupy.broadcast_to(mask, x.shape)] = numpy.nan
     rows = None if mask is None else fused.mask_rows(mask, x.shape, (1,), m, n, api.rows_view)
-    pair, device_id = (dtype, dtype), cupy.cuda.Device().id
+    device_id = cupy.cuda.Device().id
     kernel, launch = api.plan(device_id, "warp_rows", m, n, pair, True, op, True, True, mask is not None,
                               fused.direct(rows, m, dtype.itemsize))
     assert launch.variant == "warp_rows" and launch.knobs[-1] == o
@@ -114,11 +117,11 @@ def test_warp_rows_reads_options_on_whole_chunks_where_the_mask_allows(rng, op, 
     twin = api.plan(device_id, "warp_rows", m, n, pair, True, op, True)[0]  # y's rows not said aligned: O = 1
     outs = []
     for k in (kernel, twin):
-        outs.append(poisoned((m, n), dtype))
+        outs.append(poisoned((m, n), out_dtype))
         api.launch_rows(k, launch, x, outs[-1], options)
     expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, scale=2.5,
                                         where=None if mask is None else cupy.asnumpy(mask))
-    reference.assert_close(cupy.asnumpy(outs[0]), expected, dtype, op)
+    reference.assert_close(cupy.asnumpy(outs[0]), expected, out_dtype, op)
     assert numpy.array_equal(cupy.asnumpy(outs[0]).view(numpy.uint8), cupy.asnumpy(outs[1]).view(numpy.uint8))
 
 
