@@ -86,13 +86,19 @@ def mask_rows(where, shape, axes, m: int, n: int, rows_view):
     return cupy.ascontiguousarray(moved).reshape(m, n), m
 
 
+def row_stride(mask) -> int:
+    """A (mask (P, N), P) pair's row stride in bytes as the kernels take it: 0 for one mask row (P = 1), so that a
+    kernel may address row r's mask as r strides on where P is 1 or M (direct)."""
+    m2, period = mask
+    return 0 if period == 1 else m2.strides[0]
+
+
 def kernel_args(scale: float, mask) -> tuple:
-    """The kernels' fused arguments for a scale and a (mask (P, N), P) pair or None; one mask row (P = 1) goes with
-    stride 0, so that a kernel may address row r's mask as r strides on where P is 1 or M (direct)."""
+    """The kernels' fused arguments for a scale and a (mask (P, N), P) pair or None."""
     if mask is None:
         return (scale, 0, 0, 1)
     m2, period = mask
-    return (scale, m2, 0 if period == 1 else m2.strides[0], period)
+    return (scale, m2, row_stride(mask), period)
 
 
 def direct(mask, m: int, itemsize: int) -> bool:
@@ -102,6 +108,5 @@ def direct(mask, m: int, itemsize: int) -> bool:
     if mask is None:
         return True
     m2, period = mask
-    stride = 0 if period == 1 else m2.strides[0]
     chunk = 16 // itemsize
-    return period in (1, m) and m2.data.ptr % chunk == 0 and stride % chunk == 0
+    return period in (1, m) and m2.data.ptr % chunk == 0 and row_stride(mask) % chunk == 0
