@@ -359,24 +359,38 @@ __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, i
     return out;
 }
 
+// Whether an output row's chunk stores line up with the input row's chunks:
+// the outputs of every input chunk (V = 16 / sizeof(Tin) of them, starting
+// `shift` elements before the row) start on a 16-byte boundary. With one
+// element width, the two rows' misalignments are equal.
+template <typename Tin, typename Tout> __device__ __forceinline__ bool stores_aligned(const Tout* row, int shift) {
+    return ((reinterpret_cast<unsigned long long>(row) - static_cast<unsigned long long>(shift) * sizeof(Tout)) &
+            15ull) == 0;
+}
+
 // Write chunk c (counted against the input row's shift) of the output row;
-// value(k) gives its k-th output, V = 16 / sizeof(Tin) of them. One 16-byte
-// store when the chunk is whole and the output row has the input row's
-// misalignment and element width; element stores otherwise. `streaming`
+// value(k) gives its k-th output, V = 16 / sizeof(Tin) of them. 16-byte
+// stores when the chunk is whole and `aligned` (stores_aligned): one, or two
+// for float32 out of a 2-byte input; element stores otherwise. `streaming`
 // marks the 16-byte stores evict-first in L2 (st.global.cs). `whole`, as in
-// load_chunk: the chunk is whole and the output row aligned as the input's.
+// load_chunk: the chunk is whole and the output row aligned.
 template <typename Tin, typename Tout, typename F>
-__device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool same_alignment, int c,
-                                            F value, bool streaming = false, bool whole = false) {
+__device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int shift, bool aligned, int c, F value,
+                                            bool streaming = false, bool whole = false) {
     constexpr int V = Vec<Tin>::size;
     const int e0 = c * V - shift;
-    if constexpr (sizeof(Tout) == sizeof(Tin)) {
-        if (whole || (same_alignment && e0 >= 0 && e0 + V <= n)) {
-            Vec<Tout> out;
+    if constexpr (sizeof(Tout) >= sizeof(Tin)) {
+        if (whole || (aligned && e0 >= 0 && e0 + V <= n)) {
+            constexpr int W = Vec<Tout>::size;  // outputs a store holds: V, or V / 2 for the wider output
 #pragma unroll
-            for (int k = 0; k < V; ++k) out.set(k, value(k));
-            if (streaming) __stcs(reinterpret_cast<uint4*>(row + e0), make_uint4(out.w[0], out.w[1], out.w[2], out.w[3]));
-            else *reinterpret_cast<Vec<Tout>*>(row + e0) = out;
+            for (int q = 0; q < V; q += W) {
+                Vec<Tout> out;
+#pragma unroll
+                for (int k = 0; k < W; ++k) out.set(k, value(q + k));
+                if (streaming)
+                    __stcs(reinterpret_cast<uint4*>(row + e0 + q), make_uint4(out.w[0], out.w[1], out.w[2], out.w[3]));
+                else *reinterpret_cast<Vec<Tout>*>(row + e0 + q) = out;
+            }
             return;
         }
     }
@@ -808,7 +822,7 @@ struct Fused {
 // Write the chunks a thread holds (first, first + stride, ... before `end`),
 // their values from held.out.
 template <typename Tin, typename Tout, typename H>
-__device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int shift, bool same_alignment, int first,
+__device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
                                              int stride, int end, const H& held, bool streaming = false,
                                              bool whole = false) {
 #pragma unroll
@@ -816,7 +830,7 @@ __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int 
         const int c = first + j * stride;
         if (c < end)
             store_chunk<Tin>(
-                row, n, shift, same_alignment, c, [&](int k) { return from_acc<Tout>(held.out(j, k)); }, streaming,
+                row, n, shift, aligned, c, [&](int k) { return from_acc<Tout>(held.out(j, k)); }, streaming,
                 whole);
     }
 }

@@ -233,19 +233,19 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         }
         const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity, row);
         held.finish(stats);
-        const bool same_alignment = csm::misalignment(yr) == shift;
+        const bool y_aligned = csm::stores_aligned<Tin>(yr, shift);
         // Launches with a shared-memory part store evict-first: H100, 8192 x 50257
         // float32, 91% of copy with plain stores, 97% with st.global.cs (no gain,
         // or a loss, for the register-only launches and warp_rows).
         const bool streaming = smem_chunks > 0;
-        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, same_alignment, first, threads, end, held, streaming);
+        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, y_aligned, first, threads, end, held, streaming);
         const auto prob = csm::normalizer<Tin, LOG>(stats, scale);  // the shared-memory part, exponentiated again
         for (int j = 0; j < smem_chunks; ++j) {
             const int c = first + (K + j) * threads;
             const csm::Vec<Tin>& chunk = cache[j * b + t];
             if (c < end)
                 csm::store_chunk<Tin>(
-                    yr, static_cast<int>(n), shift, same_alignment, c,
+                    yr, static_cast<int>(n), shift, y_aligned, c,
                     [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, streaming);
         }
         const Tout fill = csm::from_acc<Tout>(prob.masked());
@@ -484,7 +484,8 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
         csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
         const A partial[1] = {held.partial()};
         held.finish(tree.reduce(partial, level, A(0), warp_sums, group_sums, parity));
-        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, first, threads, end, held);
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::stores_aligned<T>(dxr, shift), first, threads, end,
+                             held);
     }
     if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }

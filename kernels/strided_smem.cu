@@ -205,7 +205,7 @@ __device__ __forceinline__ void strided_smem(const Tin* __restrict__ x, Tout* __
             Tout* row = ys + (i / TILE_CHUNKS) * y_stride;
             const csm::Vec<Tin> v = slice[i];
             csm::store_chunk<Tin>(
-                row, static_cast<int>(inner), shift, csm::misalignment(row) == shift, c,
+                row, static_cast<int>(inner), shift, csm::stores_aligned<Tin>(row, shift), c,
                 [&](int k) { return csm::from_acc<Tout>(columns[k](v, k)); }, true);
             if (more) fetch(next_xs, next_tile, i);
         };

@@ -160,12 +160,12 @@ __global__ void softmax_two_pass(const Tin* __restrict__ x, Tout* __restrict__ y
         const auto prob = csm::normalizer<Tin, LOG>(
             board.merged(piece.row, op, [&](State s) { return csm::block_max_sum(s, scratch); }), scale);
         Tout* yr = y + piece.row * y_row_stride;
-        const bool same_alignment = csm::misalignment(yr) == piece.shift;
+        const bool y_aligned = csm::stores_aligned<Tin>(yr, piece.shift);
 #pragma unroll 4
         for (int c = piece.first + t; c < piece.end; c += b) {
             const csm::Vec<Tin> chunk = csm::load_chunk(xr, static_cast<int>(n), piece.shift, c, LastUse());
             csm::store_chunk<Tin>(
-                yr, static_cast<int>(n), piece.shift, same_alignment, c,
+                yr, static_cast<int>(n), piece.shift, y_aligned, c,
                 [&](int k) { return csm::from_acc<Tout>(prob(chunk, k)); }, true);
         }
         // x was read again as it is: every masked-out output is written again (not only those of spoiled rows).
@@ -212,13 +212,13 @@ __global__ void softmax_two_pass_backward(const T* __restrict__ y, const T* __re
         Tout* dxr = dx + piece.row * dx_row_stride;
         csm::HeldGrad<A, T, 1, LOG> held;
         held.finish(board.merged(piece.row, op, [&](A s) { return csm::block_reduce(s, op, scratch); }));
-        const bool same_alignment = csm::misalignment(dxr) == piece.shift;
+        const bool dx_aligned = csm::stores_aligned<T>(dxr, piece.shift);
 #pragma unroll 4
         for (int c = piece.first + t; c < piece.end; c += b) {
             held.y[0] = csm::load_chunk(yr, static_cast<int>(n), piece.shift, c, LastUse(), zero);
             held.dy[0] = csm::load_chunk(dyr, static_cast<int>(n), piece.shift, c, LastUse(), zero);
             csm::store_chunk<T>(
-                dxr, static_cast<int>(n), piece.shift, same_alignment, c,
+                dxr, static_cast<int>(n), piece.shift, dx_aligned, c,
                 [&](int k) { return csm::from_acc<Tout>(held.out(0, k)); }, true);
         }
     };

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
-        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, WHOLE || csm::misalignment(yr) == shift, lane_in_row, G,
+        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, WHOLE || csm::stores_aligned<Tin>(yr, shift), lane_in_row, G,
                                chunks, held, false, WHOLE);
         keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), shift, lane_in_row, G, chunks, K,
                                          !csm::finite_row(stats), csm::from_acc<Tout>(held.masked()));
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(csm::warp_rows_grad_bounded<T, Tout, LOG, G, K
         csm::load_chunks(held.y, yr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
         csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(), zero);
         held.finish(csm::warp_reduce<G>(held.partial(), csm::SumOp<A>()));
-        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::misalignment(dxr) == shift, lane_in_row, G, chunks,
+        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::stores_aligned<T>(dxr, shift), lane_in_row, G, chunks,
                              held);
     }
 }

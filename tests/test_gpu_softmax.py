@@ -72,6 +72,19 @@ def poisoned(shape, dtype):
     return cupy.full(shape, numpy.nan, dtype)
 
 
+def operands(rng, m, n, dtype, out_dtype, layout):
+    """(x, out, the array out is a view of) for an (M, N) call in one of LAYOUTS; out poisoned."""
+    if layout == "contiguous":
+        out = poisoned((m, n), out_dtype)
+        return draw(rng, (m, n), dtype), out, out
+    x = draw(rng, (m, n + 1), dtype)[:, 1:]
+    if layout == "x_offset_view":
+        out = poisoned((m, n), out_dtype)
+        return x, out, out
+    out_base = poisoned((m, n + 1), out_dtype)
+    return x, out_base[:, 1:], out_base
+
+
 def expect(x, axis=-1):
     return reference.softmax(cupy.asnumpy(x), axis=axis)
 
@@ -83,14 +96,7 @@ def expect(x, axis=-1):
 def test_matches_reference(rng, variant, op, dtype, case, layout):
     _, m, n = case
     function = api.FUNCTIONS[op]
-    if layout == "contiguous":
-        x = draw(rng, (m, n), dtype)
-        out_base = poisoned((m, n), dtype)
-        out = out_base
-    else:
-        x = draw(rng, (m, n + 1), dtype)[:, 1:]
-        out_base = poisoned((m, n + 1), dtype) if layout == "x_and_out_offset_views" else poisoned((m, n), dtype)
-        out = out_base[:, 1:] if layout == "x_and_out_offset_views" else out_base
+    x, out, out_base = operands(rng, m, n, dtype, dtype, layout)
     aligned = layout == "contiguous" and n * dtype.itemsize % 16 == 0  # as api.rows_aligned counts a row
     if refuses(variant, n, dtype, aligned):
         with pytest.raises(UnsuitableVariant, match="variants that can: .*online"):
@@ -215,14 +221,20 @@ def test_extreme_values_follow_the_semantics(rng, variant, op, dtype, n):
         assert numpy.isneginf(got[2]).any() and numpy.isfinite(got[8]).all()
 
 
+# The mixed kernels store two 16-byte words a chunk where out's row lines up with x's chunks (stores_aligned in
+# kernels/common.cuh): contiguous rows; both views one element in (a float32 row 4 bytes in, a 2-byte row 2 bytes
+# in: lined up on every row); x alone one in (lined up where x's row is 0 or 8 bytes into a chunk: one row in
+# four; element stores on the rest).
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_dtype_float32_from_half_precision_uses_the_mixed_kernel(rng, variant, in_dtype):
-    x = draw(rng, (4, 1000), in_dtype)
-    out = poisoned(x.shape, dtypes.FLOAT32)
+def test_dtype_float32_from_half_precision_uses_the_mixed_kernel(rng, variant, in_dtype, layout):
+    x, out, out_base = operands(rng, 6, 1000, in_dtype, dtypes.FLOAT32, layout)
     got = softmax(x, axis=-1, dtype="float32", out=out, variant=variant)
-    assert got.dtype == numpy.float32
+    assert got is out
     reference.assert_close(cupy.asnumpy(got), expect(x), numpy.float32)
+    if layout == "x_and_out_offset_views":  # the column before the view must stay untouched
+        assert bool(cupy.isnan(out_base[:, 0]).all())
 
 
 def test_dtype_narrower_than_input_casts_first(rng):
