@@ -223,8 +223,8 @@ def test_extreme_values_follow_the_semantics(rng, variant, op, dtype, n):
 
 # The mixed kernels store two 16-byte words a chunk where out's row lines up with x's chunks (stores_aligned in
 # kernels/common.cuh): contiguous rows; both views one element in (a float32 row 4 bytes in, a 2-byte row 2 bytes
-# in: lined up on every row); x alone one in (lined up where x's row is 0 or 8 bytes into a chunk: one row in
-# four; element stores on the rest).
+# in: lined up on every row); x alone one in (lined up where x's row is 0 or 8 bytes into a chunk: of these six
+# rows only row 3; element stores on the rest).
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("in_dtype", [dtypes.FLOAT16, dtypes.BFLOAT16], ids=dtypes.name)
 @pytest.mark.parametrize("variant", VARIANTS)
