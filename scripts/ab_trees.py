@@ -4,7 +4,8 @@ below, run in each tree in turn (each with its own package first on PYTHONPATH),
 A kernel or planner change is judged against the tree before it (put there with `git archive`); each line
 gives, per tree (named by its folder), the best median over the rounds, % of copy, and auto's pick
 (variant, knobs, block threads, registers) with whether every check against the reference passed.
-Usage: python scripts/ab_trees.py [--rounds R] OLD NEW [NEW ...]
+Usage: python scripts/ab_trees.py [--rounds R] [--cases "MxNxdtype:op ..."] OLD NEW [NEW ...]
+(--cases: these cases in place of CASES below; op defaults to softmax)
 """
 import json
 import os
@@ -33,10 +34,20 @@ def timed(tree, m, n, dtype, op):
         return None
 
 
-def main(trees, rounds):
+def parse_cases(text):
+    """[(M, N, dtype, op)] from "MxNxdtype:op ..." (op: softmax where left out)."""
+    cases = []
+    for word in text.split():
+        shape, _, op = word.partition(":")
+        m, n, dtype = shape.split("x")
+        cases.append((int(m), int(n), dtype, op or "softmax"))
+    return cases
+
+
+def main(trees, rounds, cases=CASES):
     records = {}
     for _ in range(rounds):
-        for case in CASES:
+        for case in cases:
             for tag, tree in trees.items():
                 record = timed(tree, *case)
                 if record is not None:
@@ -55,10 +66,14 @@ def main(trees, rounds):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    rounds = 1
-    if args[:1] == ["--rounds"]:
-        rounds, args = int(args[1]), args[2:]
+    rounds, cases = 1, CASES
+    while args[:1] in (["--rounds"], ["--cases"]):
+        if args[0] == "--rounds":
+            rounds = int(args[1])
+        else:
+            cases = parse_cases(args[1])
+        args = args[2:]
     if len(args) < 2:
         sys.exit(__doc__)
     paths = [os.path.abspath(tree) for tree in args]
-    main({os.path.basename(path): path for path in paths}, rounds)
+    main({os.path.basename(path): path for path in paths}, rounds, cases)

@@ -45,10 +45,10 @@ def candidates(planner, m, n, pair, facts):
         most = min(1024, kernel.max_threads // 32 * 32)
         if threads <= most:
             yield planner.plain_block(v, planner._cluster_launch(v, m, knobs, threads, 0), facts, SOFTMAX)
-        elif k == 8:
-            extra = _ceil_div(per, most) - k
-            if extra * most * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
-                yield planner._cluster_launch(v, m, knobs, most, extra)
+        for block in (most, most // 2) if k == 8 else ():  # most // 2: two blocks an SM, where they fit
+            extra = _ceil_div(per, block) - k
+            if extra > 0 and extra * block * 16 <= planner.device.smem_per_block_optin - kernel.static_smem:
+                yield planner._cluster_launch(v, m, knobs, block, extra)
     # The planner's own layout for the row (its threads, K and S for every number of rows), cut by every C
     # that whole warps allow: the launches it chooses among by the number of rows.
     try:

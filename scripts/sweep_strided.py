@@ -1,5 +1,7 @@
 """Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
-of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed.
+of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed. strided_smem on
+clusters runs at a cluster an item and at P = 1..STRIDED_SMEM_ROUNDS times the clusters the GPU holds at once
+(driver.active_clusters; the planner's persistent_columns takes one of these), labelled P=p.
 
 For each array and axis: a copy of the same bytes, then each candidate
 checked against the float64 reference and timed with bench.median_ms; auto's
@@ -8,14 +10,15 @@ registers, time, % of copy, error ratio.
 Usage: python scripts/sweep_strided.py [--variant strided|strided_smem] [case index]...
 (default: both variants, every case below)
 """
+import dataclasses
 import sys
 
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, dtypes, reference
+from cupysoftmax import api, bench, driver, dtypes, reference
 from cupysoftmax import variants as registry
-from cupysoftmax.planner import Launch, MAX_GRID, _ceil_div
+from cupysoftmax.planner import Launch, MAX_GRID, STRIDED_SMEM_ROUNDS, _ceil_div
 
 CASES = [((8192, 8192), 0, "float32"), ((32, 19, 512, 512), 1, "float32"), ((64, 2048, 1024), 1, "float32"),
          ((8192, 8192), 0, "bfloat16"), ((4096, 4096), 0, "float32"), ((16, 512, 4096), 1, "float32"),
@@ -52,6 +55,18 @@ def smem_candidates(view, pair, planner):
                 yield launch
 
 
+def rounds(launch, kernel):
+    """{label: launch}: the launch itself, and for strided_smem on clusters P x the clusters held, P = 1..ROUNDS,
+    where that is fewer clusters than items."""
+    c = launch.knobs[-1]
+    out = {"": launch}
+    if launch.variant == "strided_smem" and c > 1:
+        held = driver.active_clusters(kernel.kernel.ptr, c, (launch.block, launch.block_y), launch.smem)
+        out.update({f"P={p}": dataclasses.replace(launch, grid=p * held * c)
+                    for p in range(1, STRIDED_SMEM_ROUNDS + 1) if 0 < p * held * c < launch.grid})
+    return out
+
+
 def case_arrays(shape, axis, name):
     """A case's input (standard normal x 3), output, both column views, auto's launch and the float64 reference."""
     dtype = dtypes.parse(name)
@@ -76,23 +91,23 @@ def main(cases, variants):
         p = api.planner(x.device.id)
         launches = [*(candidates(view, pair, facts) if "strided" in variants else ()),
                     *(smem_candidates(view, pair, p) if "strided_smem" in variants else ())]
-        for launch in launches + ([] if picked in launches else [picked]):
-            kernel = api._loaded(p, launch, x.device.id, pair, registry.SOFTMAX)
+        for base in launches:
+            kernel = api._loaded(p, base, x.device.id, pair, registry.SOFTMAX)
             args = (x, y, *view, *y_view[3:])
-            try:
-                y.fill(numpy.nan)
-                api.run(kernel, launch, args)
-                cupy.cuda.Device().synchronize()
-            except Exception as exc:  # a cluster shape the GPU cannot place, say
-                print(f"   {launch.variant:<12} {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} "
-                      f"launch failed: {exc}")
-                continue
-            err = reference.error_ratio(cupy.asnumpy(y), expected, dtype)
-            ms = bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
-            star = "*" if launch == picked else " "
-            print(f" {star} {launch.variant:<12} {str(launch.knobs):<8} {launch.block:>4} x {launch.block_y:<3} "
-                  f"regs {kernel.num_regs:>3} "
-                  f"{ms * 1e3:8.1f} us {copy_ms / ms:6.0%} err {err:.2f}")
+            for label, launch in rounds(base, kernel).items():
+                tag = f"{launch.variant:<12} {str(launch.knobs):<8} {label:<4} {launch.block:>4} x {launch.block_y:<3}"
+                try:
+                    y.fill(numpy.nan)
+                    api.run(kernel, launch, args)
+                    cupy.cuda.Device().synchronize()
+                except Exception as exc:  # a cluster shape the GPU cannot place, say
+                    print(f"   {tag} launch failed: {exc}")
+                    continue
+                err = reference.error_ratio(cupy.asnumpy(y), expected, dtype)
+                ms = bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
+                star = "*" if launch == picked else " "
+                print(f" {star} {tag} regs {kernel.num_regs:>3} {ms * 1e3:8.1f} us {copy_ms / ms:6.0%} err {err:.2f}")
+        print(f"   auto: {picked}")
 
 
 if __name__ == "__main__":
