@@ -50,6 +50,8 @@ CASES = [
     ("split_row_block_n3001_misaligned_rows", (200, 3001), -1, dtypes.FLOAT16, "auto", "split_row"),
     # a block with a shared-memory part folding four logical threads a thread, or clusters of 4096 threads
     ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
+    # the same for half precision: 512 threads with a shared-memory part, two blocks an SM (SPLIT_TWO_BLOCKS)
+    ("split_row_two_blocks_fold_or_clusters_bf16_n50257", (200, 50257), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_fold_or_clusters_bf16_n128256", (140, 128256), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_n32000", (200, 32000), -1, dtypes.FLOAT32, "auto", "split_row"),
     # clusters for few rows, blocks anywhere on the grid from 24 / 16 rows (planner: SPLIT_GRID_FROM_ROWS);
@@ -195,7 +197,8 @@ PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows",
                ("split_row_plain_n32000", (200, 32000), dtypes.FLOAT32, "split_row", 0),
                ("split_row_plain_f16_n3001_misaligned_rows", (200, 3001), dtypes.FLOAT16, "split_row", 0),
                ("split_row_plain_fold_bf16_n128256", (128, 128256), dtypes.BFLOAT16, "split_row", -4),
-               ("split_row_plain_fold_n50257_misaligned_rows", (200, 50257), dtypes.FLOAT32, "split_row", -4)]
+               ("split_row_plain_fold_n50257_misaligned_rows", (200, 50257), dtypes.FLOAT32, "split_row", -4),
+               ("split_row_plain_fold_two_blocks_f16_n50257", (200, 50257), dtypes.FLOAT16, "split_row", -4)]
 
 
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])

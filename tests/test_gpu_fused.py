@@ -28,7 +28,8 @@ SHAPES = [
     # where=: half precision 1001 chunks a row, float32 2001, in a block of four a thread (K = 8 without a mask)
     ("n8001_split_row_block_masked_k4", 3, 8001),
     ("n50257_split_row_cluster", 2, 50257),
-    ("m64_n50257_split_row_shared_memory_part", 64, 50257),  # float32 / float64: one block a row, S > 0
+    # one block a row, S > 0: float32 and float64 past registers, half precision two blocks an SM
+    ("m64_n50257_split_row_shared_memory_part", 64, 50257),
     ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters; two_pass by name
     # float32 past the 33 rows the grid holds at once: log_softmax folds two logical threads a thread there
     ("m34_n128256_split_row_grid_fold", 34, 128256),

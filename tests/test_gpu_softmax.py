@@ -39,6 +39,8 @@ SHAPES = [
     ("n8193_block1024_partial_items", 2, 8193),
     ("n16383_registers_cap_minus_one", 2, 16383),
     ("n50257_vocab_past_registers", 2, 50257),
+    # half precision, one block a row: 512 threads with a shared-memory part, two blocks an SM (SPLIT_TWO_BLOCKS)
+    ("m64_n50257_split_row_two_blocks_an_sm", 64, 50257),
     ("m1_single_row", 1, 2049),
     ("m5000_many_rows", 5000, 67),
 ]

@@ -384,6 +384,30 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
     assert launch.grid == m * knobs[-1]  # one cluster per row
 
 
+@pytest.mark.parametrize(
+    "m, n, pair, knobs, block, extra",
+    [(8192, 50257, BF16, (8, -4, 1), 512, 5),  # 6283 chunks: 800 threads in registers would fill the SM alone;
+                                                # 512 threads keep 5 chunks each in shared memory, two blocks an SM
+     (8192, 40000, F16, (8, -4, 1), 512, 2),  # float16 alike (5000 chunks)
+     (8, 50257, BF16, (4, 1, 16), 128, 0),  # few rows: the fold's 2048 logical threads over a cluster of 16
+     (4096, 65536, BF16, (8, 0, 1), 1024, 0),  # 8192 chunks, SPLIT_TWO_BLOCKS' upper bound: registers alone
+     (4096, 32000, F32, (8, 0, 1), 1024, 0),  # float32: not taken (SPLIT_TWO_BLOCKS)
+     (4096, 16384, BF16, (8, 0, 1), 256, 0)],  # 2048 chunks: 256 threads, several blocks an SM already
+    ids=["bf16_50257_two_blocks_an_sm", "f16_40000_two_blocks_an_sm", "bf16_50257_few_rows_fold_clusters",
+         "bf16_65536_registers", "f32_32000_registers", "bf16_16384_registers"],
+)
+def test_split_row_two_blocks_an_sm_for_long_two_byte_rows(h100, m, n, pair, knobs, block, extra):
+    launch = h100.plan("split_row", m, n, pair, split_facts)
+    assert (launch.knobs, launch.block, int(launch.args[0])) == (knobs, block, extra)
+    assert launch.smem == extra * block * 16
+
+
+def test_split_row_two_blocks_an_sm_only_for_one_dtype(h100):
+    # half precision in, float32 out (dtype=): the pairs SPLIT_TWO_BLOCKS measured are one dtype in and out
+    launch = h100.plan("split_row", 8192, 50257, (dtypes.BFLOAT16, dtypes.FLOAT32), split_facts)
+    assert (launch.block, launch.smem) == (1024, 0)
+
+
 def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
     # R = 0 compiles the options and the shared-memory part out: one block holding the row in registers,
     # of a block size the plain kernel itself launches; the gradients and shared-memory parts keep R = 1.
@@ -570,13 +594,14 @@ def row_layout(launch, op=registry.SOFTMAX):
 
 @pytest.mark.parametrize("device", [H100, SMALL], ids=["h100_clusters", "small_no_clusters"])
 # the rows whose one-block layout folds on sm_90: those with a shared-memory part (float32 past 8192
-# chunks, bfloat16 past 8192 too) that four logical threads a thread leave at four chunks or fewer
+# chunks, bfloat16 past 8192 too, and 50257 bfloat16, 6283 chunks: SPLIT_TWO_BLOCKS) that four logical
+# threads a thread leave at four chunks or fewer
 # (100003 float32 needs clusters of its own); float32 rows also fold on the grid past the rows it holds at
 # once there (SPLIT_GRID_FOLD: 128256 from 34 rows, 63 among the rows walked here; 100003 too)
 @pytest.mark.parametrize("op, pair, facts, folds", [
     (registry.SOFTMAX, F32, "split_facts", {50257, 65536, 100003, 128256}),
     (registry.LOG_SOFTMAX, F32, "split_facts", {50257, 65536, 100003, 128256}),
-    (registry.LOG_SOFTMAX, BF16, "split_facts", {65536, 100003, 128256}),
+    (registry.LOG_SOFTMAX, BF16, "split_facts", {50257, 65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
     (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
     (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts", set()),
