@@ -269,7 +269,8 @@ SPLIT_GRID_GROUPS = (1, 4)
 # The fold is the one the registry compiles (variants.SPLIT_GRID_FOLDED: G = -2).
 SPLIT_GRID_FOLD = -registry.SPLIT_GRID_FOLDED[0][1]
 # Rows one block holds in registers only on more threads than let two such
-# blocks share an SM (K = 8 on 513-1024 threads), of an element size and
+# blocks share an SM (K = 8 on 513-1024 threads, as the layout rounds them
+# up to whole warps in 16 blocks where clusters serve), of an element size and
 # between the chunk counts (exclusive) below: half the threads, each keeping
 # the rest of its chunks in shared memory, two blocks an SM, so that one
 # block's loads overlap the other's reductions and stores. The layout is the
@@ -278,10 +279,12 @@ SPLIT_GRID_FOLD = -registry.SPLIT_GRID_FOLDED[0][1]
 # two rounds, auto before -> after, % of copy; docs/perf/two-blocks-h200.txt):
 # - 2-byte rows: 8192 x 50257 bfloat16 79% -> 88%, float16 77% -> 89%,
 #   log_softmax bfloat16 82% -> 92%, where=(M, N) 694 -> 518 us; 256 x 50257
-#   float16 79% -> 87%; few rows on clusters 51-62% -> 60-65% (1 and 8 x
-#   50257 bfloat16, 32 x 65536); 64 x 50257 float16 84% -> 74% (64 blocks of
-#   half the threads). 4096 x 65536 bfloat16 (8192 chunks: the upper bound)
-#   92% -> 93%, but scale= 282 -> 307 us and where=(N,) 313 -> 362 us.
+#   float16 79% -> 87%; few rows on clusters 51-52% -> 60-61% (1 and 8 x
+#   50257 bfloat16); 64 x 50257 float16 84% -> 74% (64 blocks of half the
+#   threads). 4096 x 65536 bfloat16 (8192 chunks: the upper bound) 92% ->
+#   93%, but scale= 282 -> 307 us and where=(N,) 313 -> 362 us. Rows of
+#   4097-4608 chunks (544-576 threads, rounded up to 1024): 8192 x 33000
+#   bfloat16 64% -> 84%, 8192 x 36864 70% -> 91%, log_softmax 73% -> 95%.
 # - float32, not taken: 4096 x 20000 92% -> 94%, but 4096 x 32768 97% ->
 #   95%, 128 x 32000 84% -> 79%, 64 x 32000 74% -> 66%.
 SPLIT_TWO_BLOCKS = (
@@ -1032,7 +1035,8 @@ class Planner:
             raise UnsuitableVariant(
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
-        first = layouts[0] if op in registry.BACKWARD else self._two_blocks_an_sm(v, layouts[0], chunks, pair, facts)
+        first = layouts[0] if op in registry.BACKWARD else self._two_blocks_an_sm(
+            v, layouts[0], chunks, pair, facts, 32 * max(sizes) if clusters else 32)
         k, _, c = first.knobs
         threads = c * first.block
         rounded = _round_up(threads, 32 * max(sizes))
@@ -1056,18 +1060,21 @@ class Planner:
             return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
         return layout
 
-    def _two_blocks_an_sm(self, v, launch: Launch, chunks: int, pair, facts: FactsFn) -> Launch:
-        """A one-block launch that holds a row in registers on so many threads that the SM holds one such block:
-        on half the most threads a block takes, each keeping the rest of its chunks in shared memory, where the
+    def _two_blocks_an_sm(self, v, launch: Launch, chunks: int, pair, facts: FactsFn, whole: int) -> Launch:
+        """A one-block launch that holds a row in registers on so many threads that the SM holds one such block
+        (its threads as the layout rounds them up to a multiple of `whole`, where a block takes that many): on
+        half the most threads a block takes, each keeping the rest of its chunks in shared memory, where the
         row is one SPLIT_TWO_BLOCKS takes (one dtype in and out: the pairs measured) and two blocks then fit an
         SM; else the launch as it is."""
         span = dict(SPLIT_TWO_BLOCKS).get(pair[0].itemsize) if pair[0] == pair[1] else None
         if launch.knobs[-1] != 1 or launch.smem or span is None or not span[0] < chunks < span[1]:
             return launch
         kernel = facts(v.name, launch.knobs)
-        half = _block_most(kernel) // 2
+        most = _block_most(kernel)
+        block = _round_up(launch.block, whole) if _round_up(launch.block, whole) <= most else launch.block
+        half = most // 2
         extra = _ceil_div(chunks, half) - launch.knobs[0]
-        if (extra <= 0 or self.blocks_per_sm(launch.block, kernel, 0) >= 2
+        if (extra <= 0 or self.blocks_per_sm(block, kernel, 0) >= 2
                 or extra * half * 16 > self.device.smem_per_block_optin - kernel.static_smem
                 or self.blocks_per_sm(half, kernel, extra * half * 16) < 2):
             return launch

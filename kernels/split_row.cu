@@ -295,7 +295,8 @@ __device__ __forceinline__ void split_row(const Tin* __restrict__ x, Tout* __res
 }
 
 // Folds (R > 1, and the plain folds R < 0) serve one-block layouts of 1024
-// threads: float-accumulating ones are held to the 64 registers that takes
+// threads (and of 512, the planner's SPLIT_TWO_BLOCKS, at the same bound):
+// float-accumulating ones are held to the 64 registers 1024 threads take
 // (left free, float32 K = 8 with R = 4 took 96, sm_90); float64 ones spill
 // there, so theirs is free and the planner folds no row its block cannot
 // launch.

@@ -389,11 +389,13 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
     [(8192, 50257, BF16, (8, -4, 1), 512, 5),  # 6283 chunks: 800 threads in registers would fill the SM alone;
                                                 # 512 threads keep 5 chunks each in shared memory, two blocks an SM
      (8192, 40000, F16, (8, -4, 1), 512, 2),  # float16 alike (5000 chunks)
+     (8192, 36864, BF16, (8, -4, 1), 512, 1),  # 4608 chunks: 576 threads, which the layout rounds up to 1024
      (8, 50257, BF16, (4, 1, 16), 128, 0),  # few rows: the fold's 2048 logical threads over a cluster of 16
      (4096, 65536, BF16, (8, 0, 1), 1024, 0),  # 8192 chunks, SPLIT_TWO_BLOCKS' upper bound: registers alone
      (4096, 32000, F32, (8, 0, 1), 1024, 0),  # float32: not taken (SPLIT_TWO_BLOCKS)
      (4096, 16384, BF16, (8, 0, 1), 256, 0)],  # 2048 chunks: 256 threads, several blocks an SM already
-    ids=["bf16_50257_two_blocks_an_sm", "f16_40000_two_blocks_an_sm", "bf16_50257_few_rows_fold_clusters",
+    ids=["bf16_50257_two_blocks_an_sm", "f16_40000_two_blocks_an_sm", "bf16_36864_rounded_block_two_blocks_an_sm",
+         "bf16_50257_few_rows_fold_clusters",
          "bf16_65536_registers", "f32_32000_registers", "bf16_16384_registers"],
 )
 def test_split_row_two_blocks_an_sm_for_long_two_byte_rows(h100, m, n, pair, knobs, block, extra):
