@@ -1035,8 +1035,7 @@ class Planner:
             raise UnsuitableVariant(
                 f"{v.name} keeps a row on chip: a row of {n} {pair[0].name} does not fit in {where}{also}"
             )
-        first = layouts[0] if op in registry.BACKWARD else self._two_blocks_an_sm(
-            v, layouts[0], chunks, pair, facts, 32 * max(sizes) if clusters else 32)
+        first = layouts[0]
         k, _, c = first.knobs
         threads = c * first.block
         rounded = _round_up(threads, 32 * max(sizes))
@@ -1046,6 +1045,8 @@ class Planner:
         if c > 1 and extra == 0 and pair[0] == dtypes.FLOAT32 and chunks > SPLIT_SHARED_FROM_CHUNKS:
             threads = _round_up(threads // 2, 32 * max(sizes))  # see SPLIT_SHARED_FROM_CHUNKS
             extra = _ceil_div(chunks, threads) - k
+        if c == 1 and extra == 0 and op not in registry.BACKWARD:
+            threads, extra = self._two_blocks_an_sm(v, first.knobs, chunks, threads, pair, facts) or (threads, extra)
         # a row no block holds writes from its (max, sum) on clusters as on the grid (see SPLIT_GRID_FOLD), where
         # its kernels are built (K = 8: SPLIT_ITEMS past 512 chunks a block)
         one_pass = (c > 1 and op not in registry.BACKWARD and dtypes.accumulator(pair).itemsize == 4
@@ -1060,25 +1061,22 @@ class Planner:
             return SplitLayout(k, threads, extra, tuple(sizes), SPLIT_FOLD, min(few))
         return layout
 
-    def _two_blocks_an_sm(self, v, launch: Launch, chunks: int, pair, facts: FactsFn, whole: int) -> Launch:
-        """A one-block launch that holds a row in registers on so many threads that the SM holds one such block
-        (its threads as the layout rounds them up to a multiple of `whole`, where a block takes that many): on
-        half the most threads a block takes, each keeping the rest of its chunks in shared memory, where the
-        row is one SPLIT_TWO_BLOCKS takes (one dtype in and out: the pairs measured) and two blocks then fit an
-        SM; else the launch as it is."""
+    def _two_blocks_an_sm(self, v, knobs, chunks: int, threads: int, pair, facts: FactsFn) -> tuple | None:
+        """(threads, S) for a row that one block of `threads` (the layout's, rounded) holds in registers with no
+        room for a second such block on its SM: half the most threads a block takes, each keeping the rest of its
+        chunks in shared memory, where the row is one SPLIT_TWO_BLOCKS takes (one dtype in and out: the pairs
+        measured) and two blocks then fit an SM; else None."""
         span = dict(SPLIT_TWO_BLOCKS).get(pair[0].itemsize) if pair[0] == pair[1] else None
-        if launch.knobs[-1] != 1 or launch.smem or span is None or not span[0] < chunks < span[1]:
-            return launch
-        kernel = facts(v.name, launch.knobs)
-        most = _block_most(kernel)
-        block = _round_up(launch.block, whole) if _round_up(launch.block, whole) <= most else launch.block
-        half = most // 2
-        extra = _ceil_div(chunks, half) - launch.knobs[0]
-        if (extra <= 0 or self.blocks_per_sm(block, kernel, 0) >= 2
+        if span is None or not span[0] < chunks < span[1]:
+            return None
+        kernel = facts(v.name, knobs)
+        half = _block_most(kernel) // 2
+        extra = _ceil_div(chunks, half) - knobs[0]
+        if (extra <= 0 or self.blocks_per_sm(threads, kernel, 0) >= 2
                 or extra * half * 16 > self.device.smem_per_block_optin - kernel.static_smem
                 or self.blocks_per_sm(half, kernel, extra * half * 16) < 2):
-            return launch
-        return self._cluster_launch(v, 1, launch.knobs, half, extra)
+            return None
+        return half, extra
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks

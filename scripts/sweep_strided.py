@@ -1,7 +1,7 @@
 """Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
 of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed. strided_smem on
 clusters runs at a cluster an item and at P = 1..STRIDED_SMEM_ROUNDS times the clusters the GPU holds at once
-(driver.active_clusters; the planner's persistent_columns takes one of these), labelled P=p.
+(api._active_clusters; the planner's persistent_columns takes one of these), labelled P=p.
 
 For each array and axis: a copy of the same bytes, then each candidate
 checked against the float64 reference and timed with bench.median_ms; auto's
@@ -16,7 +16,7 @@ import sys
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, driver, dtypes, reference
+from cupysoftmax import api, bench, dtypes, reference
 from cupysoftmax import variants as registry
 from cupysoftmax.planner import Launch, MAX_GRID, STRIDED_SMEM_ROUNDS, _ceil_div
 
@@ -58,13 +58,9 @@ def smem_candidates(view, pair, planner):
 def rounds(launch, kernel):
     """{label: launch}: the launch itself, and for strided_smem on clusters P x the clusters held, P = 1..ROUNDS,
     where that is fewer clusters than items."""
-    c = launch.knobs[-1]
-    out = {"": launch}
-    if launch.variant == "strided_smem" and c > 1:
-        held = driver.active_clusters(kernel.kernel.ptr, c, (launch.block, launch.block_y), launch.smem)
-        out.update({f"P={p}": dataclasses.replace(launch, grid=p * held * c)
-                    for p in range(1, STRIDED_SMEM_ROUNDS + 1) if 0 < p * held * c < launch.grid})
-    return out
+    c, held = launch.knobs[-1], api._active_clusters(kernel, launch)  # 0 for other launches: none added
+    return {"": launch, **{f"P={p}": dataclasses.replace(launch, grid=p * held * c)
+                           for p in range(1, STRIDED_SMEM_ROUNDS + 1) if 0 < p * held * c < launch.grid}}
 
 
 def case_arrays(shape, axis, name):
