@@ -20,7 +20,7 @@ from . import device, driver, dtypes, fused, loader
 from . import variants as registry
 from .errors import UnsuitableVariant
 from .packed import PackedLaunch
-from .planner import Launch, Planner, check_takes_options
+from .planner import CLUSTER_ROUNDS, Launch, Planner, check_takes_options
 
 try:
     from numpy.exceptions import AxisError
@@ -221,6 +221,7 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
     launch = p.plan(variant, m, n, pair, _facts(device_id, pair, op), aligned, op, with_options, y_aligned, masked,
                     mask_direct)
     kernel = _loaded(p, launch, device_id, pair, op)
+    launch = p.persistent(launch, _active_clusters(kernel, launch))
     if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
         from cupy.cuda import driver
 
@@ -246,14 +247,15 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
     p = planner(device_id)
     launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned=aligned)
     kernel = _loaded(p, launch, device_id, pair, op)
-    return _remember(key, (kernel, p.persistent_columns(launch, _active_clusters(kernel, launch))))
+    return _remember(key, (kernel, p.persistent(launch, _active_clusters(kernel, launch))))
 
 
 def _active_clusters(kernel, launch: Launch) -> int:
-    """The clusters of a strided_smem launch on clusters the GPU holds at once, from the driver; 0 for other
-    launches or where the driver cannot say (the planner then keeps a cluster an item, correct either way)."""
+    """The clusters of a looping launch on clusters (planner.CLUSTER_ROUNDS) the GPU holds at once, from the
+    driver; 0 for other launches or where the driver cannot say (the planner then keeps a cluster an item,
+    correct either way)."""
     c = launch.knobs[-1]
-    if launch.variant != "strided_smem" or c <= 1:
+    if launch.variant not in CLUSTER_ROUNDS or c <= 1:
         return 0
     function = kernel.kernel.ptr
     try:

@@ -1,7 +1,7 @@
 """strided_smem's clusters looping over items, small enough for compute-sanitizer's slow tools.
 
 auto makes strided_smem's clusters loop over items only where there are at least twice as many items as
-clusters held at once (planner.persistent_columns): tens of megabytes, too slow under racecheck. This forces a
+clusters held at once (planner.persistent): tens of megabytes, too slow under racecheck. This forces a
 grid of 2 clusters on axis 0 of (2048, 512) (C = 4, 17 items; 9 for bfloat16), so each block copies its next
 item's lines while it writes this one's, in float32 and bfloat16, aligned and misaligned (partial chunks),
 softmax and log_softmax, with a column of -1e4; each result is checked against the float64 reference.

@@ -2,8 +2,10 @@
 
 For each shape: a copy of the gradient's 3 M N bytes (as 1.5 M N read and
 written), then each split_row softmax_backward launch whose cluster holds a
-row in registers, checked against the float64 reference on sample rows and
-timed with bench.median_ms; the planner's pick is starred. One line a
+row in registers, on the grid api.plan would give it (rounds of the clusters the
+GPU holds, where rows outnumber them: Planner.persistent), checked against the
+float64 reference on sample rows and timed with bench.median_ms; the planner's
+pick is starred. One line a
 candidate: knobs (K, R, C) (R = 1: the gradients fold no rows), threads, registers, time, % of copy, error ratio.
 Usage: python scripts/sweep_backward.py [M N dtype]...   (default: the shapes below)
 """
@@ -21,22 +23,46 @@ SHAPES = [(8192, 50257, "float32"), (8192, 50257, "bfloat16"), (4096, 65536, "bf
 OP = registry.SOFTMAX_BACKWARD
 
 
+class Case:
+    """Fresh y (softmax of a fresh input), dy and dx of M x N, with the float64 reference on up to 16 sample rows."""
+
+    def __init__(self, m, n, dtype):
+        self.m, self.n, self.dtype = m, n, dtype
+        self.y = api.softmax(bench.random_input(m, n, dtype), axis=-1)
+        self.dy = bench.random_input(m, n, dtype)
+        self.dx = cupy.empty_like(self.y)
+        self.rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 16)).astype(int))
+        y_host, dy_host = cupy.asnumpy(self.y[self.rows]), cupy.asnumpy(self.dy[self.rows])
+        self.expected = reference.softmax_backward(y_host, dy_host)
+        self.scale = reference.gradient_scale(y_host, dy_host, OP)
+        self.copy_ms = bench.median_ms(bench.copy_call(3 * m * n * dtype.itemsize // 2), repeat=20)
+
+    def run(self, kernel, launch):
+        """(error ratio on the sample rows, median ms) of one launch on contiguous rows; dx poisoned first."""
+        args = (self.y, self.dy, self.dx, self.m, self.n, self.n, self.n, self.n)
+        self.dx.fill(numpy.nan)
+        api.run(kernel, launch, args)
+        cupy.cuda.Device().synchronize()
+        err = reference.error_ratio(cupy.asnumpy(self.dx[self.rows]), self.expected, self.dtype, OP, self.scale)
+        return err, bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
+
+
+def each_case(shapes):
+    """(dtype name, (dtype, dtype), Case) for each (M, N, dtype name); the memory pool's free blocks released between."""
+    for m, n, name in shapes:
+        dtype = dtypes.parse(name)
+        yield name, (dtype, dtype), Case(m, n, dtype)
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def main(shapes):
     dev = cupy.cuda.Device().id
     p = api.planner(dev)
-    for m, n, name in shapes:
-        dtype = dtypes.parse(name)
-        pair = (dtype, dtype)
-        y = api.softmax(bench.random_input(m, n, dtype), axis=-1)
-        dy = bench.random_input(m, n, dtype)
-        dx = cupy.empty_like(y)
-        rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 16)).astype(int))
-        y_host, dy_host = cupy.asnumpy(y[rows]), cupy.asnumpy(dy[rows])
-        expected = reference.softmax_backward(y_host, dy_host)
-        scale = reference.gradient_scale(y_host, dy_host, OP)
+    for name, pair, case in each_case(shapes):
+        m, n, dtype = case.m, case.n, case.dtype
         _, picked = api.plan(dev, "auto", m, n, pair, True, OP)
-        copy_ms = bench.median_ms(bench.copy_call(3 * m * n * dtype.itemsize // 2), repeat=20)
-        print(f"{m} x {n} {name}: copy {copy_ms * 1e3:.1f} us, auto picks {picked.variant} {picked.knobs}", flush=True)
+        print(f"{m} x {n} {name}: copy {case.copy_ms * 1e3:.1f} us, auto picks {picked.variant} {picked.knobs}",
+              flush=True)
         chunks = _ceil_div(n, 16 // dtype.itemsize)
         for knobs in registry.VARIANTS["split_row"].knob_sets(OP):
             k, c = knobs[0], knobs[-1]
@@ -44,22 +70,16 @@ def main(shapes):
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
             if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
                 continue
-            launch = Launch("split_row", knobs, m * c, threads, 0)
-            args = (y, dy, dx, m, n, n, n, n)
-            dx.fill(numpy.nan)
+            planned = Launch("split_row", knobs, m * c, threads, 0, unit=c)
+            launch = p.persistent(planned, api._active_clusters(kernel, planned))  # the grid api.plan gives it
             try:
-                api.run(kernel, launch, args)
-                cupy.cuda.Device().synchronize()
+                err, ms = case.run(kernel, launch)
             except Exception as exc:  # a cluster shape the GPU cannot place, say
                 print(f"   {str(launch.knobs):<8} {threads:>5}  launch failed: {exc}", flush=True)
                 continue
-            err = reference.error_ratio(cupy.asnumpy(dx[rows]), expected, dtype, OP, scale)
-            ms = bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
             star = "*" if (launch.knobs, launch.block) == (picked.knobs, picked.block) else " "
             print(f" {star} {str(launch.knobs):<8} {threads:>5} {kernel.num_regs:>4} {ms * 1e3:>9.1f} us "
-                  f"{100 * copy_ms / ms:>5.0f}% err {err:.2f}", flush=True)
-        del y, dy, dx
-        cupy.get_default_memory_pool().free_all_blocks()
+                  f"{100 * case.copy_ms / ms:>5.0f}% err {err:.2f}", flush=True)
 
 
 if __name__ == "__main__":

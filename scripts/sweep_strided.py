@@ -1,7 +1,7 @@
 """Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
 of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed. strided_smem on
-clusters runs at a cluster an item and at P = 1..STRIDED_SMEM_ROUNDS times the clusters the GPU holds at once
-(api._active_clusters; the planner's persistent_columns takes one of these), labelled P=p.
+clusters runs at a cluster an item and at P = 1..CLUSTER_ROUNDS["strided_smem"] times the clusters the GPU holds at once
+(api._active_clusters; the planner's persistent takes one of these), labelled P=p.
 
 For each array and axis: a copy of the same bytes, then each candidate
 checked against the float64 reference and timed with bench.median_ms; auto's
@@ -18,7 +18,7 @@ import numpy
 
 from cupysoftmax import api, bench, dtypes, reference
 from cupysoftmax import variants as registry
-from cupysoftmax.planner import Launch, MAX_GRID, STRIDED_SMEM_ROUNDS, _ceil_div
+from cupysoftmax.planner import CLUSTER_ROUNDS, MAX_GRID, Launch, _ceil_div
 
 CASES = [((8192, 8192), 0, "float32"), ((32, 19, 512, 512), 1, "float32"), ((64, 2048, 1024), 1, "float32"),
          ((8192, 8192), 0, "bfloat16"), ((4096, 4096), 0, "float32"), ((16, 512, 4096), 1, "float32"),
@@ -60,7 +60,7 @@ def rounds(launch, kernel):
     where that is fewer clusters than items."""
     c, held = launch.knobs[-1], api._active_clusters(kernel, launch)  # 0 for other launches: none added
     return {"": launch, **{f"P={p}": dataclasses.replace(launch, grid=p * held * c)
-                           for p in range(1, STRIDED_SMEM_ROUNDS + 1) if 0 < p * held * c < launch.grid}}
+                           for p in range(1, CLUSTER_ROUNDS["strided_smem"] + 1) if 0 < p * held * c < launch.grid}}
 
 
 def case_arrays(shape, axis, name):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy
 import pytest
 
-from cupysoftmax import UnsuitableVariant, api, dtypes, gradients, reference
+from cupysoftmax import UnsuitableVariant, api, device, dtypes, gradients, reference
 from cupysoftmax import variants as registry
 from test_gpu_softmax import draw, poisoned
 
@@ -94,6 +94,22 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
             function(y, dy, out=dx, variant=variant)
         return
     assert function(y, dy, out=dx, variant=variant) is dx
+    check(op, y, dy, dx, dtype)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.BFLOAT16, dtypes.FLOAT32], ids=dtypes.name)
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_m400_n50257_split_row_clusters_loop_over_rows(rng, op, dtype):
+    # More rows than twice the clusters the GPU holds: planner.persistent cuts the grid to those clusters and
+    # each takes rows in turn (H200: 92 clusters of 4 in bfloat16, 45 of 8 in float32)
+    m, n = 400, 50257
+    if device.facts(cupy.cuda.Device().id).compute_capability < (9, 0):
+        pytest.skip("split_row's clusters need sm_90")
+    y, dy, dx = inputs(rng, op, (m, n), dtype, "contiguous")
+    _, launch = api.plan(y.device.id, "auto", m, n, (y.dtype, y.dtype), True, op)
+    c = launch.knobs[-1]
+    assert (launch.variant, c > 1) == ("split_row", True) and launch.grid < m * c
+    assert gradients.GRADIENTS[op](y, dy, out=dx) is dx
     check(op, y, dy, dx, dtype)
 
 

@@ -304,7 +304,7 @@ def test_a_0d_array_has_no_middle_axis():
 
 # 8192 rows take clusters of 16 (64 KB slices); 33 to 129 items by the dtype (66 to 258 over two outer slices),
 # more than twice the clusters the H100 holds at once, so strided_smem's clusters loop over items, each block
-# copying its next item's lines while it writes this one's (planner.persistent_columns), across outer slices too.
+# copying its next item's lines while it writes this one's (planner.persistent), across outer slices too.
 LOOPING = [("axis0_one_outer", (8192, 2048), 0), ("axis1_two_outer", (2, 8192, 1024), 1)]
 
 

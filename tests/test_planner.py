@@ -897,12 +897,34 @@ def test_strided_smem_loops_its_clusters_over_items_by_the_clusters_held(h100, o
                                                                            clusters):
     launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts, aligned=True)
     c = launch.knobs[0]
-    assert h100.persistent_columns(launch, active).grid == clusters * c
+    assert h100.persistent(launch, active).grid == clusters * c
 
 
-def test_only_strided_smem_loops_its_clusters(h100):
-    launch = h100.plan_columns("strided", 1, 8192, 8192, F32, strided_facts, aligned=True)
-    assert launch.knobs[-1] == 16 and h100.persistent_columns(launch, 21) is launch
+@pytest.mark.parametrize(
+    "m, n, pair, op, active, clusters",
+    [(8192, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 92),  # 8192 rows: one round of the 92 held (H200)
+     (184, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 92),  # two rows a held cluster, the fewest that loop
+     (183, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 183),  # fewer: a cluster a row
+     (8192, 50257, BF16, registry.SOFTMAX_BACKWARD, 0, 8192),  # the driver could not say: a cluster a row
+     (32, 128256, BF16, registry.SOFTMAX, 49, 32)],  # few rows on the forward's clusters: a cluster a row
+    ids=["gradient_8192_one_round", "gradient_184_two_rows_a_cluster", "gradient_183_cluster_a_row",
+         "count_unknown_cluster_a_row", "forward_few_rows_cluster_a_row"],
+)
+def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n, pair, op, active, clusters):
+    launch = h100.plan("split_row", m, n, pair, split_facts, True, op)
+    c = launch.knobs[-1]
+    assert c > 1 and launch.grid == m * c  # planned a cluster a row; the cut comes after, from the driver's count
+    assert h100.persistent(launch, active).grid == clusters * c
+
+
+@pytest.mark.parametrize("c, planned", [
+    (16, lambda p: p.plan_columns("strided", 1, 8192, 8192, F32, strided_facts, aligned=True)),  # not looping
+    (1, lambda p: p.plan("split_row", 8192, 4096, F32, split_facts)),  # one block a row
+    (-1, lambda p: p.plan("split_row", 64, 1048576, F32, split_facts))],  # on the grid (a cooperative launch)
+    ids=["strided_clusters", "split_row_one_block", "split_row_grid"])
+def test_only_looping_cluster_launches_loop(h100, c, planned):
+    launch = planned(h100)
+    assert launch.knobs[-1] == c and h100.persistent(launch, 21) is launch
 
 
 def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
