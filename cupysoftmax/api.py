@@ -221,7 +221,7 @@ def plan(device_id: int, variant: str, m: int, n: int, pair, aligned: bool = Tru
     launch = p.plan(variant, m, n, pair, _facts(device_id, pair, op), aligned, op, with_options, y_aligned, masked,
                     mask_direct)
     kernel = _loaded(p, launch, device_id, pair, op)
-    launch = p.persistent(launch, _active_clusters(kernel, launch))
+    launch = p.persistent(launch, _active_clusters(kernel, launch, op), op)
     if launch.workspace:  # a cooperative launch: the driver refuses a grid larger than the GPU holds at once
         from cupy.cuda import driver
 
@@ -247,15 +247,15 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
     p = planner(device_id)
     launch = p.plan_columns(variant, outer, n, inner, pair, _facts(device_id, pair, op), op, aligned=aligned)
     kernel = _loaded(p, launch, device_id, pair, op)
-    return _remember(key, (kernel, p.persistent(launch, _active_clusters(kernel, launch))))
+    return _remember(key, (kernel, p.persistent(launch, _active_clusters(kernel, launch, op), op)))
 
 
-def _active_clusters(kernel, launch: Launch) -> int:
+def _active_clusters(kernel, launch: Launch, op: str) -> int:
     """The clusters of a looping launch on clusters (planner.CLUSTER_ROUNDS) the GPU holds at once, from the
     driver; 0 for other launches or where the driver cannot say (the planner then keeps a cluster an item,
     correct either way)."""
     c = launch.knobs[-1]
-    if launch.variant not in CLUSTER_ROUNDS or c <= 1:
+    if (launch.variant, op) not in CLUSTER_ROUNDS or c <= 1:
         return 0
     function = kernel.kernel.ptr
     try:

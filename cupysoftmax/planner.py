@@ -384,14 +384,14 @@ STRIDED_SMEM_LINE = 128
 STRIDED_SMEM_SLICE = 64 * 1024
 STRIDED_SMEM_ROW_THREADS = 8
 # Launches on clusters that loop over their items (strided_smem's tiles,
-# split_row's rows): P x the clusters the GPU holds at once (the driver's
-# count, driver.active_clusters: 21 clusters of 16 for axis 0 of (8192, 8192)
-# float32 on the H100, where a per-SM count gives 24), each looping over
-# items; P: the largest up to the variant's CLUSTER_ROUNDS that gives every
+# split_row's rows), by (variant, op): P x the clusters the GPU holds at once
+# (the driver's count, driver.active_clusters: 21 clusters of 16 for axis 0 of
+# (8192, 8192) float32 on the H100, where a per-SM count gives 24), each
+# looping over items; P: the largest up to the table's that gives every
 # cluster CLUSTER_MIN_ITEMS items or more; none: a cluster an item.
 CLUSTER_ROUNDS = {
-    # A block copies its next item's lines while it writes this one's
-    # (kernels/strided_smem.cu). H100, 2026-11-24
+    # strided_smem: a block copies its next item's lines while it writes this
+    # one's (kernels/strided_smem.cu). H100, 2026-11-24
     # (scripts/probe_strided_prefetch.py, docs/perf/strided-prefetch-h100.txt;
     # two runs), axis 0, % of copy, a cluster an item -> P = 1, 2, 3, 4 (the
     # pick starred): (8192, 8192) float32 (257 items, 21 held) 75% -> 78, 78,
@@ -399,19 +399,24 @@ CLUSTER_ROUNDS = {
     # 79.5-79.6*; (4096, 4096) (129, 45) 72% -> 78*, 76; (2048, 16384) (513, 92)
     # 77% -> 81, 83*, 83, 81; (8192, 8192) bfloat16 (129, 14) 50% -> 54.0-54.5,
     # 54.4-54.6, 54.2-54.6, 54.1-54.4*.
-    "strided_smem": 4,
-    # Many rows on clusters (in practice the gradients' long rows), against a
-    # cluster launched a row (the grid of _cluster_launch). H200, 2026-11-28
-    # (scripts/probe_persistent_rows.py, docs/perf/persistent-rows-h200.txt),
-    # softmax_backward, % of copy, a cluster a row -> P = 1, 2, 3, 4: 50257
-    # bfloat16 (92 clusters of 4 held) 256 rows 78.4% -> 84.0, 84.3, 79.0, 77.9;
-    # 512 75.5% -> 83.4, 81.4, 79.2, 80.7; 1024 77.9% -> 86.5, 86.7, 85.3, 84.5;
-    # 2048 79.2% -> 88.1, 87.0, 88.5, 87.9; 8192 80.6% -> 88.8, 89.2, 89.9,
-    # 89.5; float32 (45 of 8) 1024 rows 90.8% -> 95.6, 94.8, 95.8, 95.8; 8192
-    # 89.6% -> 92.8, 93.0, 93.4, 93.1; 4096 x 65536 bfloat16 (77 of 8) 89.9%
-    # -> 93.9, 94.5, 94.5, 95.1. P = 1 is within a point of the best on every
-    # shape; more rounds lose up to 6 points on a few hundred rows.
-    "split_row": 1,
+    **dict.fromkeys((("strided_smem", op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX)), 4),
+    # split_row, the gradients (rows one block cannot hold take clusters whatever
+    # their number), against a cluster launched a row (the grid of
+    # _cluster_launch). H200, 2026-11-28 (scripts/probe_persistent_rows.py,
+    # docs/perf/persistent-rows-h200.txt), softmax_backward, % of copy, a
+    # cluster a row -> P = 1, 2, 3, 4 (a P that leaves a cluster fewer than two
+    # rows in brackets: the rule would not take it): 50257 bfloat16 (92 clusters
+    # of 4 held) 512 rows 75.5% -> 83.4, 81.4, (79.2, 80.7); 1024 77.9% -> 86.5,
+    # 86.7, 85.3, 84.5; 2048 79.2% -> 88.1, 87.0, 88.5, 87.9; 8192 80.6% -> 88.8,
+    # 89.2, 89.9, 89.5; float32 (45 of 8) 1024 rows 90.8% -> 95.6, 94.8, 95.8,
+    # 95.8; 8192 89.6% -> 92.8, 93.0, 93.4, 93.1; 4096 x 65536 bfloat16 (77 of
+    # 8) 89.9% -> 93.9, 94.5, 94.5, 95.1. P = 1: up to 2 points ahead of the
+    # picks of a limit of 4 at 512-1024 rows, up to 1.2 behind them at 4096-8192.
+    # The forward ops keep a cluster a row: they take clusters for few rows, and
+    # for many only where a row passes a block and the grid does not take it
+    # (on a made-up H100: 1024 x 262144 bfloat16, 4096 x 131072 float64), shapes
+    # in no suite and not measured looping.
+    **dict.fromkeys((("split_row", op) for op in registry.BACKWARD), 1),
 }
 # Two items a cluster at least: strided_smem's (4096, 4096), 129 items on 45 clusters held,
 # took P = 1 (two or three items a cluster) 78% against P = 2 (one or two) 76%.
@@ -1225,11 +1230,11 @@ class Planner:
         return launch(fits[0])
 
     @staticmethod
-    def persistent(launch: Launch, active: int) -> Launch:
-        """A launch on clusters that loop (the variants of CLUSTER_ROUNDS) cut to P x `active` clusters, the
+    def persistent(launch: Launch, active: int, op: str) -> Launch:
+        """A launch on clusters that loop (CLUSTER_ROUNDS' variants and ops) cut to P x `active` clusters, the
         clusters the GPU holds at once (see CLUSTER_ROUNDS); the launch as it is for others, where no P serves or
         where `active` is 0 (unknown)."""
-        c, most = launch.knobs[-1], CLUSTER_ROUNDS.get(launch.variant, 0)
+        c, most = launch.knobs[-1], CLUSTER_ROUNDS.get((launch.variant, op), 0)
         if most < 1 or c <= 1 or active < 1:
             return launch
         items = launch.grid // c

@@ -24,7 +24,7 @@ def main(shapes):
     p = api.planner(dev)
     for name, pair, case in each_case(shapes):
         m, n = case.m, case.n
-        planned = p.plan("auto", m, n, pair, api._facts(dev, pair, OP), True, OP)
+        planned = p.plan("auto", m, n, pair, api._facts(dev, pair, OP), api.rows_aligned(case.y), OP)
         kernel = api._loaded(p, planned, dev, pair, OP)
         c = planned.knobs[-1]
         if planned.variant != "split_row" or c <= 1:
@@ -33,7 +33,7 @@ def main(shapes):
         held = driver.active_clusters(kernel.kernel.ptr, c, (planned.block, 1), planned.smem)
         print(f"{m} x {n} {name}: {planned.knobs}, {planned.block} threads, {held} clusters held; "
               f"copy {case.copy_ms * 1e3:.1f} us", flush=True)
-        picked = Planner.persistent(planned, held).grid
+        picked = Planner.persistent(planned, held, OP).grid
         for label, grid in [("a cluster a row", planned.grid)] + [(f"P = {k}", held * c * k) for k in range(1, 5)]:
             err, ms = case.run(kernel, Launch("split_row", planned.knobs, grid, planned.block, 0, unit=c))
             star = "*" if grid == picked else " "

@@ -24,7 +24,7 @@ def main():
         kernel = api._loaded(p, picked, x.device.id, (x.dtype, x.dtype), registry.SOFTMAX)
         c = picked.knobs[0]
         args = (x, y, *view, *y_view[3:])
-        held = api._active_clusters(kernel, picked)
+        held = api._active_clusters(kernel, picked, registry.SOFTMAX)
         print(shape, name, "auto", picked, "held", held)
         fns = {"copy": bench.copy_call(x.nbytes)}
         for k in sorted({*range(max(1, held - 8), held + 3), 2 * held, 4 * held}):

@@ -37,6 +37,10 @@ class Case:
         self.scale = reference.gradient_scale(y_host, dy_host, OP)
         self.copy_ms = bench.median_ms(bench.copy_call(3 * m * n * dtype.itemsize // 2), repeat=20)
 
+    def close(self):
+        """Drop the arrays (each_case does, once the caller asks for the next shape)."""
+        self.y = self.dy = self.dx = None
+
     def run(self, kernel, launch):
         """(error ratio on the sample rows, median ms) of one launch on contiguous rows; dx poisoned first."""
         args = (self.y, self.dy, self.dx, self.m, self.n, self.n, self.n, self.n)
@@ -48,10 +52,12 @@ class Case:
 
 
 def each_case(shapes):
-    """(dtype name, (dtype, dtype), Case) for each (M, N, dtype name); the memory pool's free blocks released between."""
+    """(dtype name, (dtype, dtype), Case) for each (M, N, dtype name); a shape's arrays freed before the next's."""
     for m, n, name in shapes:
         dtype = dtypes.parse(name)
-        yield name, (dtype, dtype), Case(m, n, dtype)
+        case = Case(m, n, dtype)
+        yield name, (dtype, dtype), case
+        case.close()
         cupy.get_default_memory_pool().free_all_blocks()
 
 
@@ -60,10 +66,11 @@ def main(shapes):
     p = api.planner(dev)
     for name, pair, case in each_case(shapes):
         m, n, dtype = case.m, case.n, case.dtype
-        _, picked = api.plan(dev, "auto", m, n, pair, True, OP)
+        aligned = api.rows_aligned(case.y)
+        _, picked = api.plan(dev, "auto", m, n, pair, aligned, OP)
         print(f"{m} x {n} {name}: copy {case.copy_ms * 1e3:.1f} us, auto picks {picked.variant} {picked.knobs}",
               flush=True)
-        chunks = _ceil_div(n, 16 // dtype.itemsize)
+        chunks = p._chunks(n, pair, aligned)  # a misaligned row spans one chunk more
         for knobs in registry.VARIANTS["split_row"].knob_sets(OP):
             k, c = knobs[0], knobs[-1]
             kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, OP)
@@ -71,7 +78,7 @@ def main(shapes):
             if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
                 continue
             planned = Launch("split_row", knobs, m * c, threads, 0, unit=c)
-            launch = p.persistent(planned, api._active_clusters(kernel, planned))  # the grid api.plan gives it
+            launch = p.persistent(planned, api._active_clusters(kernel, planned, OP), OP)  # the grid api.plan gives
             try:
                 err, ms = case.run(kernel, launch)
             except Exception as exc:  # a cluster shape the GPU cannot place, say

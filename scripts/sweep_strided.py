@@ -1,6 +1,6 @@
 """Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
 of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed. strided_smem on
-clusters runs at a cluster an item and at P = 1..CLUSTER_ROUNDS["strided_smem"] times the clusters the GPU holds at once
+clusters runs at a cluster an item and at P = 1..4 (its CLUSTER_ROUNDS) times the clusters the GPU holds at once
 (api._active_clusters; the planner's persistent takes one of these), labelled P=p.
 
 For each array and axis: a copy of the same bytes, then each candidate
@@ -58,9 +58,10 @@ def smem_candidates(view, pair, planner):
 def rounds(launch, kernel):
     """{label: launch}: the launch itself, and for strided_smem on clusters P x the clusters held, P = 1..ROUNDS,
     where that is fewer clusters than items."""
-    c, held = launch.knobs[-1], api._active_clusters(kernel, launch)  # 0 for other launches: none added
+    c, held = launch.knobs[-1], api._active_clusters(kernel, launch, registry.SOFTMAX)  # 0 for others: none added
+    most = CLUSTER_ROUNDS[("strided_smem", registry.SOFTMAX)]
     return {"": launch, **{f"P={p}": dataclasses.replace(launch, grid=p * held * c)
-                           for p in range(1, CLUSTER_ROUNDS["strided_smem"] + 1) if 0 < p * held * c < launch.grid}}
+                           for p in range(1, most + 1) if 0 < p * held * c < launch.grid}}
 
 
 def case_arrays(shape, axis, name):

@@ -49,8 +49,9 @@ CASES = [
     ("split_row_block_n4096", (200, 4096), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_block_n3001_misaligned_rows", (200, 3001), -1, dtypes.FLOAT16, "auto", "split_row"),
     # a block with a shared-memory part folding four logical threads a thread, or clusters of 4096 threads;
-    # the gradients' clusters (here and below) loop over the 200 rows, past twice the clusters the GPU holds
-    # (planner.persistent), and a cluster a row for the smaller batches
+    # the gradients' clusters (here and below) loop over the 200 rows, at least twice the clusters the GPU holds
+    # (planner.persistent; H200: 45 of 8 in float32, 92 of 4 in bfloat16), and over batches down to that
+    # (float32's 100 rows too); a cluster a row below it
     ("split_row_fold_or_clusters_n50257", (200, 50257), -1, dtypes.FLOAT32, "auto", "split_row"),
     # the same for half precision: 512 threads with a shared-memory part, two blocks an SM (SPLIT_TWO_BLOCKS)
     ("split_row_two_blocks_fold_or_clusters_bf16_n50257", (200, 50257), -1, dtypes.BFLOAT16, "auto", "split_row"),

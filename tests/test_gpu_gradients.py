@@ -106,7 +106,7 @@ def test_m400_n50257_split_row_clusters_loop_over_rows(rng, op, dtype):
     if device.facts(cupy.cuda.Device().id).compute_capability < (9, 0):
         pytest.skip("split_row's clusters need sm_90")
     y, dy, dx = inputs(rng, op, (m, n), dtype, "contiguous")
-    _, launch = api.plan(y.device.id, "auto", m, n, (y.dtype, y.dtype), True, op)
+    _, launch = api.plan(y.device.id, "auto", m, n, (y.dtype, y.dtype), api.rows_aligned(y), op)  # the call's plan
     c = launch.knobs[-1]
     assert (launch.variant, c > 1) == ("split_row", True) and launch.grid < m * c
     assert gradients.GRADIENTS[op](y, dy, out=dx) is dx

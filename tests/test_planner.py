@@ -824,7 +824,7 @@ def test_api_plans_columns_through_the_planner_and_caches_the_plan(monkeypatch):
     monkeypatch.setattr(api, "_launches", {})
     monkeypatch.setattr(api, "_facts", lambda device_id, pair, op: strided_facts)
     monkeypatch.setattr(api, "_loaded", lambda p, launch, device_id, pair, op: ("kernel", launch.variant))
-    monkeypatch.setattr(api, "_active_clusters", lambda kernel, launch: 21)  # the H100's count for strided_smem's
+    monkeypatch.setattr(api, "_active_clusters", lambda kernel, launch, op: 21)  # the H100's count for strided_smem's
     for aligned, variant, clusters in [(True, "strided_smem", 4 * 21), (False, "strided", 512)]:
         kernel, launch = api.plan_columns(0, "auto", 1, 8192, 8192, F32, registry.SOFTMAX, aligned)
         assert (kernel, launch.variant, launch.grid) == (("kernel", variant), variant, clusters * 16)
@@ -897,7 +897,7 @@ def test_strided_smem_loops_its_clusters_over_items_by_the_clusters_held(h100, o
                                                                            clusters):
     launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts, aligned=True)
     c = launch.knobs[0]
-    assert h100.persistent(launch, active).grid == clusters * c
+    assert h100.persistent(launch, active, registry.SOFTMAX).grid == clusters * c
 
 
 @pytest.mark.parametrize(
@@ -905,16 +905,19 @@ def test_strided_smem_loops_its_clusters_over_items_by_the_clusters_held(h100, o
     [(8192, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 92),  # 8192 rows: one round of the 92 held (H200)
      (184, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 92),  # two rows a held cluster, the fewest that loop
      (183, 50257, BF16, registry.SOFTMAX_BACKWARD, 92, 183),  # fewer: a cluster a row
+     (8192, 50257, BF16, registry.LOG_SOFTMAX_BACKWARD, 92, 92),  # log_softmax's gradient alike
      (8192, 50257, BF16, registry.SOFTMAX_BACKWARD, 0, 8192),  # the driver could not say: a cluster a row
-     (32, 128256, BF16, registry.SOFTMAX, 49, 32)],  # few rows on the forward's clusters: a cluster a row
+     (32, 128256, BF16, registry.SOFTMAX, 2, 32),  # the forward ops: a cluster a row, however few clusters held
+     (1024, 262144, BF16, registry.SOFTMAX, 92, 1024)],  # ... and however many rows (not measured looping)
     ids=["gradient_8192_one_round", "gradient_184_two_rows_a_cluster", "gradient_183_cluster_a_row",
-         "count_unknown_cluster_a_row", "forward_few_rows_cluster_a_row"],
+         "log_gradient_8192_one_round", "count_unknown_cluster_a_row", "forward_few_rows_cluster_a_row",
+         "forward_many_rows_cluster_a_row"],
 )
 def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n, pair, op, active, clusters):
     launch = h100.plan("split_row", m, n, pair, split_facts, True, op)
     c = launch.knobs[-1]
     assert c > 1 and launch.grid == m * c  # planned a cluster a row; the cut comes after, from the driver's count
-    assert h100.persistent(launch, active).grid == clusters * c
+    assert h100.persistent(launch, active, op).grid == clusters * c
 
 
 @pytest.mark.parametrize("c, planned", [
@@ -924,7 +927,7 @@ def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n,
     ids=["strided_clusters", "split_row_one_block", "split_row_grid"])
 def test_only_looping_cluster_launches_loop(h100, c, planned):
     launch = planned(h100)
-    assert launch.knobs[-1] == c and h100.persistent(launch, 21) is launch
+    assert launch.knobs[-1] == c and h100.persistent(launch, 21, registry.SOFTMAX) is launch
 
 
 def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
