@@ -2,8 +2,8 @@
 
 For each shape: a copy of the gradient's 3 M N bytes (as 1.5 M N read and
 written), then each split_row softmax_backward launch whose cluster holds a
-row in registers, on the grid api.plan would give it (rounds of the clusters the
-GPU holds, where rows outnumber them: Planner.persistent), checked against the
+row in registers, on the grid api.plan would give it (the clusters the GPU
+holds, where rows are at least twice them: Planner.persistent), checked against the
 float64 reference on sample rows and timed with bench.median_ms; the planner's
 pick is starred. One line a
 candidate: knobs (K, R, C) (R = 1: the gradients fold no rows), threads, registers, time, % of copy, error ratio.
