@@ -254,10 +254,9 @@ def _active_clusters(kernel, launch: Launch, op: str) -> int:
     """The clusters of a looping launch on clusters (planner.CLUSTER_ROUNDS) the GPU holds at once, from the
     driver; 0 for other launches or where the driver cannot say (the planner then keeps a cluster an item,
     correct either way)."""
-    c = launch.knobs[-1]
-    if (launch.variant, op) not in CLUSTER_ROUNDS or c <= 1:
+    if (launch.variant, op) not in CLUSTER_ROUNDS or launch.knobs[-1] <= 1:  # (only these variants have a C knob)
         return 0
-    function = kernel.kernel.ptr
+    c, function = launch.knobs[-1], kernel.kernel.ptr
     try:
         return driver.active_clusters(function, c, (launch.block, launch.block_y), launch.smem)
     except (OSError, RuntimeError):  # no driver library, a driver without the call, or the call's failure

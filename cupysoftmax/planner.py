@@ -1234,9 +1234,10 @@ class Planner:
         """A launch on clusters that loop (CLUSTER_ROUNDS' variants and ops) cut to P x `active` clusters, the
         clusters the GPU holds at once (see CLUSTER_ROUNDS); the launch as it is for others, where no P serves or
         where `active` is 0 (unknown)."""
-        c, most = launch.knobs[-1], CLUSTER_ROUNDS.get((launch.variant, op), 0)
-        if most < 1 or c <= 1 or active < 1:
+        most = CLUSTER_ROUNDS.get((launch.variant, op), 0)
+        if most < 1 or active < 1 or launch.knobs[-1] <= 1:  # (a variant without knobs is not in the table)
             return launch
+        c = launch.knobs[-1]
         items = launch.grid // c
         rounds = [p for p in range(1, most + 1) if p * active * CLUSTER_MIN_ITEMS <= items]
         return dataclasses.replace(launch, grid=rounds[-1] * active * c) if rounds else launch

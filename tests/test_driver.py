@@ -1,9 +1,12 @@
-"""The driver calls CuPy does not wrap (cupysoftmax/driver.py): failures named, on a stand-in library."""
+"""The driver calls CuPy does not wrap (cupysoftmax/driver.py): failures named, on a stand-in library; and which
+launches ask it (api._active_clusters)."""
 import ctypes
 
 import pytest
 
-from cupysoftmax import driver
+from cupysoftmax import api, driver
+from cupysoftmax import variants as registry
+from cupysoftmax.planner import Launch
 
 
 def test_a_missing_driver_library_is_named_with_the_names_tried(monkeypatch):
@@ -70,3 +73,13 @@ def test_a_failed_cluster_count_names_the_driver_result(monkeypatch):
     monkeypatch.setattr(driver, "library", lambda: _Library(1))  # CUDA_ERROR_INVALID_VALUE
     with pytest.raises(RuntimeError, match="cuOccupancyMaxActiveClusters failed with CUresult 1"):
         driver.active_clusters(0x1000, 16, (32, 8), 65536)
+
+
+@pytest.mark.parametrize("launch, op", [
+    (Launch("online", (), 60, 128, 0), registry.SOFTMAX),  # no knobs (the GPU test that found this crashed here)
+    (Launch("split_row", (1,), 8192, 1024, 0), registry.SOFTMAX_BACKWARD),  # one block a row: no clusters
+    (Launch("split_row", (4,), 4 * 8192, 512, 0), registry.SOFTMAX)],  # clusters, but the forward does not loop
+    ids=["online_no_knobs", "split_row_one_block", "split_row_forward"])
+def test_only_looping_cluster_launches_ask_the_driver(monkeypatch, launch, op):
+    monkeypatch.setattr(driver, "library", lambda: pytest.fail("asked the driver"))
+    assert api._active_clusters(None, launch, op) == 0

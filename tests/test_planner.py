@@ -920,14 +920,15 @@ def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n,
     assert h100.persistent(launch, active, op).grid == clusters * c
 
 
-@pytest.mark.parametrize("c, planned", [
-    (16, lambda p: p.plan_columns("strided", 1, 8192, 8192, F32, strided_facts, aligned=True)),  # not looping
-    (1, lambda p: p.plan("split_row", 8192, 4096, F32, split_facts)),  # one block a row
-    (-1, lambda p: p.plan("split_row", 64, 1048576, F32, split_facts))],  # on the grid (a cooperative launch)
-    ids=["strided_clusters", "split_row_one_block", "split_row_grid"])
-def test_only_looping_cluster_launches_loop(h100, c, planned):
+@pytest.mark.parametrize("last_knob, planned", [
+    ((16,), lambda p: p.plan_columns("strided", 1, 8192, 8192, F32, strided_facts, aligned=True)),  # not looping
+    ((1,), lambda p: p.plan("split_row", 8192, 4096, F32, split_facts)),  # one block a row
+    ((-1,), lambda p: p.plan("split_row", 64, 1048576, F32, split_facts)),  # on the grid (a cooperative launch)
+    ((), lambda p: p.plan("online", 8192, 4096, F32, fake_facts))],  # a variant without knobs
+    ids=["strided_clusters", "split_row_one_block", "split_row_grid", "online_no_knobs"])
+def test_only_looping_cluster_launches_loop(h100, last_knob, planned):
     launch = planned(h100)
-    assert launch.knobs[-1] == c and h100.persistent(launch, 21, registry.SOFTMAX) is launch
+    assert launch.knobs[-1:] == last_knob and h100.persistent(launch, 21, registry.SOFTMAX) is launch
 
 
 def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
