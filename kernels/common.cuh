@@ -914,8 +914,25 @@ __device__ __forceinline__ void copies_waited(int pending) {
 // Cluster primitives (sm_90: split_row, strided, strided_smem), written as the PTX they are:
 // a barrier across the cluster's blocks with release/acquire order on shared
 // memory, and a load of a variable's twin in another block's shared memory.
+// The barrier's release covers the block's shared memory alone
+// (fence.release.sync_restrict::shared::cta, then a relaxed arrive): the
+// clusters trade only shared memory, and a plain release
+// (barrier.cluster.arrive.release) also orders every global store before it,
+// which sm_90 builds as MEMBAR.ALL.GPU: each barrier waited for the block's
+// stores of its last item or row to drain. H200, 2026-11-29
+// (docs/perf/cluster-release-h200.txt): that wait was 14% of strided_smem's
+// stall samples at axis 0 of (8192, 8192) float32, and without it, % of copy
+// (axis 0, two runs): that shape 74.4-74.7% -> 79.6-79.7%, (4096, 4096)
+// 76.4-76.7% -> 81.0-81.2%, (2048, 16384) 78.5-78.8% -> 82.6-83.0%; split_row's
+// clusters (the change timed once): 32 x 128256 bfloat16 66.6-67.2% -> 70.7%,
+// 8 x 262144 float32 60.9-61.3% -> 64.3%, gradients 128 x 128256 float32
+// 80.4-81.9% -> 89.5%, 8192 x 50257 float32 log_softmax 92.9-93.1% -> 96.7%,
+// 8192 x 50257 bfloat16 88.6% -> 86.5% (the one loss). A buffer is rewritten only after a
+// later barrier, and every load of a twin is used before its block arrives
+// there, so the loads need no release either.
 __device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n\tbarrier.cluster.arrive.relaxed.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
