@@ -924,15 +924,23 @@ __device__ __forceinline__ void copies_waited(int pending) {
 // stall samples at axis 0 of (8192, 8192) float32, and without it, % of copy
 // (axis 0, two runs): that shape 74.4-74.7% -> 79.6-79.7%, (4096, 4096)
 // 76.4-76.7% -> 81.0-81.2%, (2048, 16384) 78.5-78.8% -> 82.6-83.0%; split_row's
-// clusters (the change timed once): 32 x 128256 bfloat16 66.6-67.2% -> 70.7%,
-// 8 x 262144 float32 60.9-61.3% -> 64.3%, gradients 128 x 128256 float32
-// 80.4-81.9% -> 89.5%, 8192 x 50257 float32 log_softmax 92.9-93.1% -> 96.7%,
-// 8192 x 50257 bfloat16 88.6% -> 86.5% (the one loss). A buffer is rewritten only after a
-// later barrier, and every load of a twin is used before its block arrives
-// there, so the loads need no release either.
+// clusters (the change timed once): softmax 32 x 128256 bfloat16 66.6-67.2% ->
+// 70.7%, 8 x 262144 float32 60.9-61.3% -> 64.3%; softmax_backward 128 x 128256
+// float32 80.4-81.9% -> 89.5%, 8192 x 50257 bfloat16 88.6% -> 86.5% (the one
+// loss); log_softmax_backward 8192 x 50257 float32 92.9-93.1% -> 96.7%.
+// The other direction, a twin read by another block before a barrier and
+// rewritten by its owner after it, rests on the hardware rather than on PTX's
+// model (which would want a release of those reads too): every caller uses
+// each ld.shared::cluster's value (stores it, or shuffles it) before its
+// block arrives, so the load has completed by then. NVRTC before 12.8 (PTX
+// ISA 8.6) lacks the restricted fence and keeps the plain release.
 __device__ __forceinline__ void cluster_sync() {
+#if __CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8)
     asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n\tbarrier.cluster.arrive.relaxed.aligned;\n\t"
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
