@@ -20,7 +20,7 @@ from . import device, driver, dtypes, fused, loader
 from . import variants as registry
 from .errors import UnsuitableVariant
 from .packed import PackedLaunch
-from .planner import CLUSTER_ROUNDS, Launch, Planner, check_takes_options
+from .planner import Launch, Planner, check_takes_options
 
 try:
     from numpy.exceptions import AxisError
@@ -251,10 +251,10 @@ def plan_columns(device_id: int, variant: str, outer: int, n: int, inner: int, p
 
 
 def _active_clusters(kernel, launch: Launch, op: str) -> int:
-    """The clusters of a looping launch on clusters (planner.CLUSTER_ROUNDS) the GPU holds at once, from the
-    driver; 0 for other launches or where the driver cannot say (the planner then keeps a cluster an item,
-    correct either way)."""
-    if (launch.variant, op) not in CLUSTER_ROUNDS or launch.knobs[-1] <= 1:  # (only these variants have a C knob)
+    """The clusters of a launch on clusters that may loop (Planner.loops) the GPU holds at once, from the driver;
+    0 for other launches or where the driver cannot say (the planner then keeps a cluster an item, correct either
+    way)."""
+    if not Planner.loops(launch, op):
         return 0
     c, function = launch.knobs[-1], kernel.kernel.ptr
     try:

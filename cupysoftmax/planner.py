@@ -1230,14 +1230,19 @@ class Planner:
         return launch(fits[0])
 
     @staticmethod
+    def loops(launch: Launch, op: str) -> bool:
+        """Whether `launch` is on clusters that may loop over their items: a variant and op of CLUSTER_ROUNDS'
+        (whose last knob is C) at C > 1."""
+        return (launch.variant, op) in CLUSTER_ROUNDS and launch.knobs[-1] > 1
+
+    @staticmethod
     def persistent(launch: Launch, active: int, op: str) -> Launch:
-        """A launch on clusters that loop (CLUSTER_ROUNDS' variants and ops) cut to P x `active` clusters, the
-        clusters the GPU holds at once (see CLUSTER_ROUNDS); the launch as it is for others, where no P serves or
-        where `active` is 0 (unknown)."""
-        most = CLUSTER_ROUNDS.get((launch.variant, op), 0)
-        if most < 1 or active < 1 or launch.knobs[-1] <= 1:  # (a variant without knobs is not in the table)
+        """A launch on clusters that loop (Planner.loops) cut to P x `active` clusters, the clusters the GPU holds
+        at once (see CLUSTER_ROUNDS); the launch as it is for others, where no P serves or where `active` is 0
+        (unknown)."""
+        if active < 1 or not Planner.loops(launch, op):
             return launch
-        c = launch.knobs[-1]
+        most, c = CLUSTER_ROUNDS[(launch.variant, op)], launch.knobs[-1]
         items = launch.grid // c
         rounds = [p for p in range(1, most + 1) if p * active * CLUSTER_MIN_ITEMS <= items]
         return dataclasses.replace(launch, grid=rounds[-1] * active * c) if rounds else launch

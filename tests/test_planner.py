@@ -897,6 +897,7 @@ def test_strided_smem_loops_its_clusters_over_items_by_the_clusters_held(h100, o
                                                                            clusters):
     launch = h100.plan_columns("strided_smem", outer, n, inner, pair, strided_facts, aligned=True)
     c = launch.knobs[0]
+    assert Planner.loops(launch, registry.SOFTMAX) == (c > 1)
     assert h100.persistent(launch, active, registry.SOFTMAX).grid == clusters * c
 
 
@@ -917,6 +918,7 @@ def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n,
     launch = h100.plan("split_row", m, n, pair, split_facts, True, op)
     c = launch.knobs[-1]
     assert c > 1 and launch.grid == m * c  # planned a cluster a row; the cut comes after, from the driver's count
+    assert Planner.loops(launch, op) == (op in registry.BACKWARD)  # (CLUSTER_ROUNDS: the gradients only)
     assert h100.persistent(launch, active, op).grid == clusters * c
 
 
@@ -928,7 +930,8 @@ def test_split_row_loops_its_clusters_over_rows_by_the_clusters_held(h100, m, n,
     ids=["strided_clusters", "split_row_one_block", "split_row_grid", "online_no_knobs"])
 def test_only_looping_cluster_launches_loop(h100, last_knob, planned):
     launch = planned(h100)
-    assert launch.knobs[-1:] == last_knob and h100.persistent(launch, 21, registry.SOFTMAX) is launch
+    assert launch.knobs[-1:] == last_knob and not Planner.loops(launch, registry.SOFTMAX)
+    assert h100.persistent(launch, 21, registry.SOFTMAX) is launch
 
 
 def test_strided_smem_refuses_rows_without_one_16_byte_phase(h100):
