@@ -398,8 +398,13 @@ CLUSTER_ROUNDS = {
     # 79.2-79.3, 79.3-79.8*; log_softmax 75% -> 78.5, 78.4, 78.5-79.3,
     # 79.5-79.6*; (4096, 4096) (129, 45) 72% -> 78*, 76; (2048, 16384) (513, 92)
     # 77% -> 81, 83*, 83, 81; (8192, 8192) bfloat16 (129, 14) 50% -> 54.0-54.5,
-    # 54.4-54.6, 54.2-54.6, 54.1-54.4*.
-    **dict.fromkeys((("strided_smem", op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX)), 4),
+    # 54.4-54.6, 54.2-54.6, 54.1-54.4*. Raised to 6 once the cluster barrier
+    # released shared memory only (common.cuh's cluster_sync): H200,
+    # 2026-11-29 (scripts/time_calls.py, docs/perf/cluster-rounds-h200.txt, two
+    # runs), P = 4 -> 6 where CLUSTER_MIN_ITEMS lets 6 in: (8192, 8192) float32
+    # (257 items, 21 held) 79.7-80.0% -> 80.9-81.1%, log_softmax 80.4-80.7% ->
+    # 81.8-81.9%; the other cases' launches do not change (their items cap P).
+    **dict.fromkeys((("strided_smem", op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX)), 6),
     # split_row, the gradients (rows one block cannot hold take clusters whatever
     # their number), against a cluster launched a row (the grid of
     # _cluster_launch). H200, 2026-11-28 (scripts/probe_persistent_rows.py,

@@ -1,6 +1,6 @@
 """Evidence for the planner's column rules: every launch of strided ((R, C), TX x TY, a column in registers) and
 of strided_smem ((C,), W x TY, a column cached in shared memory) that holds a column, timed. strided_smem on
-clusters runs at a cluster an item and at P = 1..4 (its CLUSTER_ROUNDS) times the clusters the GPU holds at once
+clusters runs at a cluster an item and at P = 1 up to its CLUSTER_ROUNDS times the clusters the GPU holds at once
 (api._active_clusters; the planner's persistent takes one of these), labelled P=p.
 
 For each array and axis: a copy of the same bytes, then each candidate
