@@ -719,6 +719,19 @@ struct RowMask {
             v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
         }
     }
+    // The same from the mask bytes themselves (w: byte k of (x, y) value k's, nonzero = kept; flags are such
+    // bytes too), for 4-byte values: a test and a select each (LOP3 to a predicate, SEL), 8 instructions a
+    // chunk where flags and select take 12 (vcmpne4 is 4 on sm_90: 3 ALU and a PRMT; then a PRMT and a LOP3
+    // a value). Other types: select(v, flags(w)). The same bits.
+    template <typename T> __device__ __forceinline__ static void select_bytes(Vec<T>& v, uint2 w) {
+        if constexpr (sizeof(T) == 4) {
+            const Vec<T> pad = padding_chunk<T>();
+#pragma unroll
+            for (int i = 0; i < 4; ++i) v.w[i] = (w.x & (0xffu << (8 * i))) != 0u ? v.w[i] : pad.w[i];
+        } else {
+            select(v, flags(w));
+        }
+    }
     // B: the chunks whose mask words a thread reads at once, in phase (out of
     // phase at most 4, kOutOfPhaseBatch). B = 1 compiles the in-phase path
     // out and reads every chunk's bytes through kept_bytes, one chunk after
@@ -768,6 +781,16 @@ struct RowMask {
             for (int j = 0; j < K; ++j)
                 if (first + j * stride < end) select(v[j], kept_bytes<V>(n, shift, first + j * stride));
         }
+    }
+    // apply's in-phase words for chunks first, first + stride, ... before `end` (its layout and clamp),
+    // loaded now and used later (select_bytes each with w[j]), so that they fly while the caller issues
+    // other loads; false, loading nothing, without a mask or out of phase, where the caller applies instead.
+    template <int V, int K>
+    __device__ __forceinline__ bool fetch(uint2 (&w)[K], int shift, int first, int stride, int end) const {
+        if (bytes == nullptr || !in_phase<V>(shift)) return false;
+#pragma unroll
+        for (int j = 0; j < K; ++j) w[j] = word<V>(shift, max(min(first + j * stride, end - 1), 0));
+        return true;
     }
     // Once a thread has stored its chunks (`count` of them from `first` by
     // `stride`, before `end`; V elements each): its masked-out positions

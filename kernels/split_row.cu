@@ -112,6 +112,18 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // gives the room where that costs no block an SM; cp.async copies 4 or 8 bytes, so not for float64) and
     // the row is in phase (RowMask::in_phase): copied with the chunk, in its group.
     constexpr bool kMayStage = kMaskBatch > 1 && V >= 4;
+    // One pass, float32 folds: the register chunks' mask words loaded right after x's (RowMask::fetch),
+    // before the shared-memory part's copies, not after them: issued after the copies, which queue on the
+    // load unit, the words landed after every copy, and the register fold waited for them (ncu source
+    // counters, H200, 8192 x 50257 float32 where=(M, N), the fold (8, 4): 9.6% of the stall samples on the
+    // first word's first use). The loads' chunk indices come from a copy of `first` the compiler cannot
+    // match with the later ones (an empty asm): held from the loads on for the writes, they took the
+    // registers the words need in flight (8 bytes of spills at 64 registers, one of them a word stored to
+    // the stack, which waited for it to land before the copies went out: sm_90, NVRTC 13.5).
+    // A/B on the H200, 2026-11-29 (docs/perf/where-fetch-early-h200.txt): where=(M, N) 8192 x 50257 float32
+    // 1032 -> 945 us, 4096 x 65536 629 -> 598 us, where=(N,) -2% and -5%; plain and scale= unchanged, outputs
+    // the same bits.
+    constexpr bool kFetchEarly = kMaskBatch > 1 && V == 4 && R > 1;
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
@@ -130,7 +142,11 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
         const int end = csm::chunks_of(n, shift, V);
-        const csm::RowMask keep = fused.row(row);
+        // kFetchEarly's kernels: the row's mask row without the 64-bit remainder where it is the row itself
+        // (a mask of x's rows: row < mask_rows) or the only one (mask_rows 1, its stride 0): the same row
+        // as fused.row(row), whose remainder (I2F, MUFU.RCP, F2I and a dozen uniform steps in a chain) every
+        // warp ran before x's first load.
+        const csm::RowMask keep = fused.row(row, kFetchEarly && (row < fused.mask_rows || fused.mask_rows == 1));
         const bool staged = kMayStage && keep.bytes != nullptr && keep.in_phase<V>(shift) &&
                             csm::dynamic_smem_bytes() >= smem_chunks * b * (16 + V);
         unsigned char* const mask_cache = smem_raw + smem_chunks * b * 16;
@@ -214,21 +230,50 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             // exponentials overlap the row's read instead of following it
             // (H100, 2026-11-24, docs/perf/split-row-online-h100.txt: 128 x
             // 128256 bfloat16, one block a row, 68% -> 78% of copy).
-            csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
+            // `first` as the compiler cannot match it with the later uses' (kFetchEarly); fused.mask, not
+            // the constant, keeps the plain kernel's code as it was. (The same copy for the writes instead
+            // lost their whole-chunk stores' vectorization when not streaming: 4 STG.E a chunk.)
+            int first_in = first;
+            if (kFetchEarly && fused.mask != nullptr) asm volatile("" : "+r"(first_in));
+            csm::load_chunks(v, xr, static_cast<int>(n), shift, first_in, threads, end);
             prefetch_held_masks();
+            uint2 words[K];
+            const bool fetched = kFetchEarly && keep.fetch<V>(words, shift, first_in, threads, end);
             for (int j = 0; j < smem_chunks; ++j) {
                 copy_cached(j);
                 csm::copies_grouped();
             }
-            keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
+            if (fetched) {
+#pragma unroll
+                for (int j = 0; j < K; ++j) keep.select_bytes(v[j], words[j]);
+            } else {
+                keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
+            }
 #pragma unroll
             for (int r = 0; r < R; ++r) pairs[r] = State{csm::neg_inf<A>(), A(0)};
 #pragma unroll
             for (int j = 0; j < K; ++j) pairs[j % R] = held.fold(j, v[j], pairs[j % R], scale);
             each_cached([&](int j, int r) {
                 csm::copies_waited(smem_chunks - 1 - j);  // chunk K + j has landed (each thread reads back only its own)
-                mask_cached(j);
-                pairs[r] = csm::chunk_fold(pairs[r], cache[j * b + t], scale);
+                if constexpr (kFetchEarly) {
+                    // kFetchEarly's kernels: the chunk read once into registers, masked there (select_bytes
+                    // where staged) and stored back whole where the mask applies (the writes read it again),
+                    // then folded from the registers: mask_cached's select on the shared chunk, on one branch
+                    // of two, read it twice (LDS.128 before the select, again after the branches met).
+                    csm::Vec<Tin> chunk = cache[j * b + t];
+                    const int c = first + (K + j) * threads;
+                    if (keep.bytes != nullptr && c < end) {
+                        if (staged)
+                            keep.select_bytes(chunk, csm::RowMask::word_at<V, true>(mask_cache + (j * b + t) * V));
+                        else
+                            keep.apply<kMaskBatch>(chunk, static_cast<int>(n), shift, c);
+                        cache[j * b + t] = chunk;
+                    }
+                    pairs[r] = csm::chunk_fold(pairs[r], chunk, scale);
+                } else {
+                    mask_cached(j);
+                    pairs[r] = csm::chunk_fold(pairs[r], cache[j * b + t], scale);
+                }
             });
         }
         const State stats = tree.reduce(pairs, level, State{csm::neg_inf<A>(), A(0)}, warp_pairs, group_pairs, parity, row);
