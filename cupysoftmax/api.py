@@ -547,7 +547,7 @@ def _launch_rows(op, x, axes, result, out, pair, variant, device_id, scale=1.0, 
         cupy.may_share_memory(out, a) for a in (x, where) if a is not None))
     if not direct:
         y2 = cupy.empty((m, n), result.dtype)
-    mask = None if where is None else fused.mask_rows(where, x.shape, axes, m, n, rows_view)
+    mask = None if where is None else fused.phased(fused.mask_rows(where, x.shape, axes, m, n, rows_view), x2)
     kernel, launch = plan(device_id, variant, m, n, pair, rows_aligned(x2), op, scale != 1.0, rows_aligned(y2),
                           where is not None, fused.direct(mask, m, x2.itemsize))
     launch_rows(kernel, launch, x2, y2, fused.kernel_args(scale, mask))

@@ -7,7 +7,9 @@ comes out all 0 (all -inf). The kernels multiply by s in their own pass
 (s * x rounded to the accumulation type) and read the mask as one byte per element, in place
 when its rows can be addressed as row r -> mask row r % P (a mask broadcast
 over leading axes, such as an attention mask of shape (1, 1, S, N) against
-(B, H, S, N)), else through one contiguous copy of the broadcast mask.
+(B, H, S, N)), else through one contiguous copy of the broadcast mask. One
+mask row for all rows of a large x whose rows are out of 16-byte phase goes
+as a few copies of that row, one at each of x's rows' phases (phased).
 Only the variants with `fused` in the registry take them.
 """
 from __future__ import annotations
@@ -110,3 +112,44 @@ def direct(mask, m: int, itemsize: int) -> bool:
     m2, period = mask
     chunk = 16 // itemsize
     return period in (1, m) and m2.data.ptr % chunk == 0 and row_stride(mask) % chunk == 0
+
+
+# One mask row for all rows (P = 1) against x's rows at a stride that is not whole 16-byte chunks of x: x's rows
+# cycle through Q phases (row_phases) and the one mask row sits at one of them, so Q - 1 rows in Q take the
+# kernels' out-of-phase path (RowMask::in_phase false: the bytes read one by one, no staging with x's copies).
+# From PHASED_FROM bytes of x, the row goes to the kernels as Q copies, copy p at x's row p's phase, so that row r's
+# mask row r % Q is in phase (phased): one more launch, a few us. H200, 2026-11-29, where=(N,) as one row -> as Q
+# copies, us (docs/perf/where-phased-rows-h200.txt): 4194304 x 63 float32 (1.06 GB) 1203 -> 1051, 2097152 x 255
+# bfloat16 (1.07 GB) 1606 -> 1495, 8192 x 50257 float32 (1.6 GB) 996 -> 925, bfloat16 (823 MB) 528 -> 503; about
+# even near the limit: 4096 x 32001 float32 (524 MB) 271 -> 269, 16384 x 8193 float32 (537 MB) 264 -> 266; below it
+# a loss: 4096 x 8191 float32 (134 MB) 69.0 -> 70.4, 256 x 50257 float16 (26 MB) 25.4 -> 29.2.
+PHASED_FROM = 1 << 29
+
+
+def row_phases(ptr: int, row_stride: int, itemsize: int) -> tuple[int, int]:
+    """(Q, phase) of rows from data pointer `ptr` at `row_stride` bytes: the rows until their 16-byte phase repeats,
+    and row 0's phase in elements (csm::misalignment's; row r's: (phase + r * stride) mod 16 / itemsize)."""
+    chunk = 16 // itemsize
+    return chunk // math.gcd(row_stride // itemsize, chunk), ptr // itemsize % chunk
+
+
+def phased(mask, x2):
+    """A (mask (P, N), P) pair (or None) for x's rows x2 (M, N): one row for all (P = 1) as Q copies at x2's rows'
+    phases (PHASED_FROM above) where x2 holds PHASED_FROM bytes or more and its rows take Q > 1 phases, M > Q; else
+    `mask` itself."""
+    (m, n), stride_bytes, itemsize = x2.shape, x2.strides[0], x2.itemsize
+    if mask is None or mask[1] != 1 or x2.nbytes < PHASED_FROM:
+        return mask
+    if stride_bytes < n * itemsize or stride_bytes % itemsize:  # rows that overlap or straddle elements: as they are
+        return mask
+    q, phase = row_phases(x2.data.ptr, stride_bytes, itemsize)
+    if q == 1 or m <= q:
+        return mask
+    import cupy
+
+    stride, chunk = stride_bytes // itemsize, 16 // itemsize
+    room = cupy.empty(q * stride + chunk, numpy.bool_)
+    start = (phase - room.data.ptr) % chunk  # copy 0 at row 0's phase; copy p stride bytes on, at row p's
+    copies = room[start:start + q * stride].reshape(q, stride)[:, :n]
+    copies[...] = mask[0][:1]
+    return copies, q

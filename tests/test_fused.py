@@ -99,6 +99,40 @@ def test_direct_masks_are_read_row_for_row_at_x_phase(mask, m, itemsize, direct)
     assert fused.direct(pair, m, itemsize) is direct
 
 
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+@pytest.mark.parametrize("stride_elements", [1, 2, 3, 4, 6, 50257, 50260, 1024])
+@pytest.mark.parametrize("first", [0, 1, 3, 7])
+def test_row_phases_repeat_after_q_rows_and_no_sooner(itemsize, stride_elements, first):
+    chunk = 16 // itemsize
+    ptr = 4096 + first * itemsize
+    q, phase = fused.row_phases(ptr, stride_elements * itemsize, itemsize)
+    phases = [(ptr // itemsize + r * stride_elements) % chunk for r in range(3 * chunk)]
+    assert phase == phases[0]
+    assert all(phases[r] == (phase + (r % q) * stride_elements) % chunk for r in range(3 * chunk))
+    assert len(set(phases)) == q  # every phase in a cycle differs: no shorter period
+
+
+def rows_of(nbytes_each, m, n, itemsize, ptr=4096):
+    """x's rows' stand-in for phased's early returns: (M, N) at row stride nbytes_each."""
+    return SimpleNamespace(shape=(m, n), strides=(nbytes_each, itemsize), itemsize=itemsize,
+                           data=SimpleNamespace(ptr=ptr), nbytes=m * n * itemsize)
+
+
+# (id naming why the mask goes as it came, mask pair, x's rows): only one row for all, at PHASED_FROM bytes of x or
+# more, rows out of phase (Q > 1), more rows than phases, is copied (on the GPU: test_gpu_fused)
+AS_IT_CAME = [("no_mask", None, rows_of(50257 * 4, 8192, 50257, 4)),
+              ("a_row_each", (mask_rows(0, 50257), 8192), rows_of(50257 * 4, 8192, 50257, 4)),
+              ("below_the_limit", (mask_rows(0, 0), 1), rows_of(8191 * 4, 4096, 8191, 4)),
+              ("rows_in_phase", (mask_rows(0, 0), 1), rows_of(65536 * 4, 4096, 65536, 4)),
+              ("rows_that_overlap", (mask_rows(0, 0), 1), rows_of(4, 1 << 28, 50257, 4)),
+              ("no_more_rows_than_phases", (mask_rows(0, 0), 1), rows_of(40000001 * 4, 4, 40000001, 4))]
+
+
+@pytest.mark.parametrize("mask, x2", [c[1:] for c in AS_IT_CAME], ids=[c[0] for c in AS_IT_CAME])
+def test_masks_go_as_they_came_unless_one_row_meets_rows_out_of_phase(mask, x2):
+    assert fused.phased(mask, x2) is mask
+
+
 @pytest.mark.parametrize("variant", [name for name, v in registry.VARIANTS.items() if not v.fused])
 def test_variants_without_options_refuse_them(variant):
     with pytest.raises(UnsuitableVariant, match="takes no scale= or where=; variants that do: "

@@ -161,6 +161,40 @@ def test_attention_masks_broadcast_over_leading_axes(rng, op, mask_shape, period
     reference.assert_close(cupy.asnumpy(out), expected, numpy.float32, op)
 
 
+# One mask row for all against x's rows at an odd row stride (Q = 16 / itemsize phases): fused.phased sends it as Q
+# copies at the rows' phases from PHASED_FROM bytes of x, dropped to 0 here so that small shapes take it. By the
+# path the rows reach: warp_rows (N = 333), split_row's registers (N = 4097), split_row's shared-memory part with the
+# mask staged (64 x 50257, float32: the fold that fetches its words early); x contiguous, and a view one element in.
+# The copies must give the one row's bits.
+PHASED = [("n333_warp_rows", 40, 333), ("n4097_split_row_registers", 9, 4097),
+          ("m64_n50257_split_row_shared_memory_part", 64, 50257)]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "view_one_element_in"])
+@pytest.mark.parametrize("case", PHASED, ids=[c[0] for c in PHASED])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
+@pytest.mark.parametrize("op", OPS)
+def test_one_row_for_all_goes_as_copies_at_x_rows_phases(rng, monkeypatch, op, dtype, case, layout):
+    _, m, n = case
+    x = draw(rng, (m, n), dtype) if layout == "contiguous" else draw(rng, (m, n + 2), dtype)[:, 1:n + 1]
+    row = cupy.asarray(rng.random(n) < 0.7)
+    x[~cupy.broadcast_to(row, x.shape)] = numpy.nan
+    monkeypatch.setattr(fused, "PHASED_FROM", 0)
+    q = fused.row_phases(x.data.ptr, x.strides[0], x.itemsize)[0]
+    copies, period = fused.phased(fused.mask_rows(row, x.shape, (1,), m, n, api.rows_view), x)
+    assert period == q == 16 // x.itemsize and bool((copies == row).all())
+    chunk = 16 // x.itemsize
+    assert all((copies[p].data.ptr - x[p].data.ptr // x.itemsize) % chunk == 0 for p in range(q))
+    outs = []
+    for limit in (0, x.nbytes + 1):  # as copies, then as the one row
+        monkeypatch.setattr(fused, "PHASED_FROM", limit)
+        outs.append(poisoned((m, n), dtype))
+        assert api.FUNCTIONS[op](x, axis=-1, out=outs[-1], where=row) is outs[-1]
+    expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, where=cupy.asnumpy(row))
+    reference.assert_close(cupy.asnumpy(outs[0]), expected, dtype, op)
+    assert numpy.array_equal(cupy.asnumpy(outs[0]).view(numpy.uint8), cupy.asnumpy(outs[1]).view(numpy.uint8))
+
+
 @pytest.mark.parametrize("variant, shape", [("warp_rows", (4, 100)), ("split_row", (4, 5000)),
                                             ("split_row", (64, 50257)), ("two_pass", (4, 5000))],
                          ids=["warp_rows", "split_row_registers", "split_row_shared_memory_part", "two_pass"])
