@@ -114,42 +114,47 @@ def direct(mask, m: int, itemsize: int) -> bool:
     return period in (1, m) and m2.data.ptr % chunk == 0 and row_stride(mask) % chunk == 0
 
 
-# One mask row for all rows (P = 1) against x's rows at a stride that is not whole 16-byte chunks of x: x's rows
-# cycle through Q phases (row_phases) and the one mask row sits at one of them, so Q - 1 rows in Q take the
-# kernels' out-of-phase path (RowMask::in_phase false: the bytes read one by one, no staging with x's copies).
-# From PHASED_FROM bytes of x, the row goes to the kernels as Q copies, copy p at x's row p's phase, so that row r's
-# mask row r % Q is in phase (phased): one more launch, a few us. H200, 2026-11-29, where=(N,) as one row -> as Q
-# copies, us (docs/perf/where-phased-rows-h200.txt): 4194304 x 63 float32 (1.06 GB) 1203 -> 1051, 2097152 x 255
-# bfloat16 (1.07 GB) 1606 -> 1495, 8192 x 50257 float32 (1.6 GB) 996 -> 925, bfloat16 (823 MB) 528 -> 503; about
-# even near the limit: 4096 x 32001 float32 (524 MB) 271 -> 269, 16384 x 8193 float32 (537 MB) 264 -> 266; below it
-# a loss: 4096 x 8191 float32 (134 MB) 69.0 -> 70.4, 256 x 50257 float16 (26 MB) 25.4 -> 29.2.
+# One mask row for all rows (P = 1) sits at one 16-byte phase, and x's rows take Q of them (row_phases: Q > 1 at a
+# row stride that is not whole 16-byte chunks of x, and Q = 1 with every row off the mask's phase in a view one
+# element into an aligned parent). Rows off the mask row's phase read it through kept_bytes (two or three aligned
+# words a chunk where one or two do in phase, and funnel shifts), and split_row stages none of it with x's copies.
+# From PHASED_FROM bytes of x and PHASED_FROM_ROWS rows, the row goes to the kernels as Q copies, copy p at x's row
+# p's phase, so that row r's mask row r % Q is in phase (phased): one more launch, a few us. H200, 2026-11-29,
+# where=(N,) as one row -> as Q copies, us (docs/perf/where-phased-rows-h200.txt): 4194304 x 63 float32 (1.06 GB)
+# 1203 -> 1051, 2097152 x 255 bfloat16 (1.07 GB) 1606 -> 1495, 8192 x 50257 float32 (1.6 GB) 996 -> 925, bfloat16
+# (823 MB) 528 -> 503; even near the bytes limit: 4096 x 32001 float32 (524 MB) 271 -> 269, 16384 x 8193 float32
+# (537 MB) 264 -> 266; below it a loss: 4096 x 8191 float32 (134 MB) 69.0 -> 70.4, 256 x 50257 float16 (26 MB)
+# 25.4 -> 29.2. Every shape measured had 4096 rows or more; fewer, longer rows (clusters of 16 and the grid's
+# G > 1, which read every chunk's bytes through kept_bytes) are not measured and go as they come.
 PHASED_FROM = 1 << 29
+PHASED_FROM_ROWS = 4096
 
 
 def row_phases(ptr: int, row_stride: int, itemsize: int) -> tuple[int, int]:
-    """(Q, phase) of rows from data pointer `ptr` at `row_stride` bytes: the rows until their 16-byte phase repeats,
-    and row 0's phase in elements (csm::misalignment's; row r's: (phase + r * stride) mod 16 / itemsize)."""
+    """(Q, phase) of rows from data pointer `ptr` at `row_stride` bytes (negative too): the rows until their 16-byte
+    phase repeats, and row 0's phase in elements (csm::misalignment's; row r's: (phase + r * stride) mod 16 /
+    itemsize)."""
     chunk = 16 // itemsize
     return chunk // math.gcd(row_stride // itemsize, chunk), ptr // itemsize % chunk
 
 
 def phased(mask, x2):
     """A (mask (P, N), P) pair (or None) for x's rows x2 (M, N): one row for all (P = 1) as Q copies at x2's rows'
-    phases (PHASED_FROM above) where x2 holds PHASED_FROM bytes or more and its rows take Q > 1 phases, M > Q; else
-    `mask` itself."""
-    (m, n), stride_bytes, itemsize = x2.shape, x2.strides[0], x2.itemsize
-    if mask is None or mask[1] != 1 or x2.nbytes < PHASED_FROM:
+    phases (PHASED_FROM above) where x2 holds PHASED_FROM bytes and PHASED_FROM_ROWS rows or more and some row is
+    off the one row's phase; else `mask` itself. The copies' row stride is the least one of at least N elements at
+    x2's row stride's phase, so any x2 row stride serves (negative, overlapping)."""
+    (m, n), itemsize = x2.shape, x2.itemsize
+    if mask is None or mask[1] != 1 or x2.nbytes < PHASED_FROM or m < PHASED_FROM_ROWS:
         return mask
-    if stride_bytes < n * itemsize or stride_bytes % itemsize:  # rows that overlap or straddle elements: as they are
-        return mask
-    q, phase = row_phases(x2.data.ptr, stride_bytes, itemsize)
-    if q == 1 or m <= q:
-        return mask
+    chunk = 16 // itemsize
+    q, phase = row_phases(x2.data.ptr, x2.strides[0], itemsize)
+    if q == 1 and mask[0].data.ptr % chunk == phase:
+        return mask  # every row at the one row's phase already
     import cupy
 
-    stride, chunk = stride_bytes // itemsize, 16 // itemsize
-    room = cupy.empty(q * stride + chunk, numpy.bool_)
-    start = (phase - room.data.ptr) % chunk  # copy 0 at row 0's phase; copy p stride bytes on, at row p's
+    stride = n + (x2.strides[0] // itemsize - n) % chunk
+    room = cupy.empty(q * stride + chunk, numpy.uint8)
+    start = (phase - room.data.ptr) % chunk  # copy 0 at row 0's phase; copy p stride on, at row p's
     copies = room[start:start + q * stride].reshape(q, stride)[:, :n]
-    copies[...] = mask[0][:1]
-    return copies, q
+    copies[...] = mask[0][:1].view(numpy.uint8)  # the bytes as they are: nonzero = kept, whatever the value
+    return copies.view(numpy.bool_), q

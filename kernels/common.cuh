@@ -828,9 +828,9 @@ template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) 
 // strides): scale (1 for plain softmax), mask (null for none; else row r of
 // x takes mask row r % mask_rows, so a mask broadcast over leading axes is
 // read in place), mask_row_stride in bytes (0 where mask_rows is 1:
-// fused.kernel_args). `direct`: the launch guarantees mask_rows is 1 or the
-// number of rows (warp_rows' O = 2), so row r's mask is r strides on, with
-// no 64-bit remainder.
+// fused.kernel_args). `direct`: the caller knows row r's mask row is r
+// strides on (r < mask_rows, or mask_rows 1 at stride 0: warp_rows' O = 2
+// launches, split_row's kFetchEarly rows), with no 64-bit remainder.
 struct Fused {
     double scale;
     const unsigned char* mask;

@@ -191,7 +191,9 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // NVRTC 13.5). Since then where= rows of up to 2048 chunks launch at
         // K = 4 on twice the threads instead (planner.SPLIT_MASKED_ITEMS:
         // 4096 x 16384 bfloat16 114.7 -> 109.3 us); these prefetches serve the
-        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16).
+        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16). One row
+        // for all sent as copies at x's phases (fused.phased: mask_rows 2 to 8,
+        // as L2-resident as the one row) takes them too: not measured.
         const auto prefetch_held_masks = [&] {
             if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
                 if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift)) {

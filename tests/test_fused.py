@@ -118,14 +118,15 @@ def rows_of(nbytes_each, m, n, itemsize, ptr=4096):
                            data=SimpleNamespace(ptr=ptr), nbytes=m * n * itemsize)
 
 
-# (id naming why the mask goes as it came, mask pair, x's rows): only one row for all, at PHASED_FROM bytes of x or
-# more, rows out of phase (Q > 1), more rows than phases, is copied (on the GPU: test_gpu_fused)
+# (id naming why the mask goes as it came, mask pair, x's rows): only one row for all, at PHASED_FROM bytes of x and
+# PHASED_FROM_ROWS rows or more, some row off its phase, is copied (on the GPU: test_gpu_fused)
 AS_IT_CAME = [("no_mask", None, rows_of(50257 * 4, 8192, 50257, 4)),
               ("a_row_each", (mask_rows(0, 50257), 8192), rows_of(50257 * 4, 8192, 50257, 4)),
-              ("below_the_limit", (mask_rows(0, 0), 1), rows_of(8191 * 4, 4096, 8191, 4)),
+              ("below_the_bytes_limit", (mask_rows(0, 0), 1), rows_of(8191 * 4, 4096, 8191, 4)),
+              ("below_the_rows_limit", (mask_rows(0, 0), 1), rows_of(4194305 * 4, 32, 4194305, 4)),
               ("rows_in_phase", (mask_rows(0, 0), 1), rows_of(65536 * 4, 4096, 65536, 4)),
-              ("rows_that_overlap", (mask_rows(0, 0), 1), rows_of(4, 1 << 28, 50257, 4)),
-              ("no_more_rows_than_phases", (mask_rows(0, 0), 1), rows_of(40000001 * 4, 4, 40000001, 4))]
+              ("rows_one_element_in_and_the_row_too", (mask_rows(1, 0), 1),
+               rows_of(65536 * 4, 4096, 65536, 4, ptr=4100))]
 
 
 @pytest.mark.parametrize("mask, x2", [c[1:] for c in AS_IT_CAME], ids=[c[0] for c in AS_IT_CAME])

@@ -161,29 +161,36 @@ def test_attention_masks_broadcast_over_leading_axes(rng, op, mask_shape, period
     reference.assert_close(cupy.asnumpy(out), expected, numpy.float32, op)
 
 
-# One mask row for all against x's rows at an odd row stride (Q = 16 / itemsize phases): fused.phased sends it as Q
-# copies at the rows' phases from PHASED_FROM bytes of x, dropped to 0 here so that small shapes take it. By the
-# path the rows reach: warp_rows (N = 333), split_row's registers (N = 4097), split_row's shared-memory part with the
-# mask staged (64 x 50257, float32: the fold that fetches its words early); x contiguous, and a view one element in.
-# The copies must give the one row's bits.
-PHASED = [("n333_warp_rows", 40, 333), ("n4097_split_row_registers", 9, 4097),
-          ("m64_n50257_split_row_shared_memory_part", 64, 50257)]
+# One mask row for all against x's rows off its 16-byte phase: fused.phased sends it as Q copies at the rows' phases
+# from PHASED_FROM bytes and PHASED_FROM_ROWS rows of x, both dropped to 0 here so that small shapes take it. By the
+# path the rows reach (on the H100 and H200): warp_rows, float64 split_row (N = 333); split_row's registers
+# (N = 4097); split_row's shared-memory part with the mask staged, float32 the fold that fetches its words early,
+# float64 clusters of 16 (64 x 50257). x contiguous at an odd row stride (Q = 16 / itemsize), a view one element in
+# at an odd stride, and a view one element into a parent of whole 16-byte rows (Q = 1, every row off the mask's
+# phase). The copies must give the one row's bits.
+PHASED = [("n333_warp_rows_float64_split_row", 40, 333), ("n4097_split_row_registers", 9, 4097),
+          ("m64_n50257_split_row_shared_memory_part_float64_clusters", 64, 50257)]
+PHASED_LAYOUTS = {"contiguous_odd_stride": lambda n: (n, 0), "view_one_element_in_odd_stride": lambda n: (n + 2, 1),
+                  "view_one_element_in_whole_chunk_stride": lambda n: ((n + 1 + 7) // 8 * 8, 1)}
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "view_one_element_in"])
+@pytest.mark.parametrize("layout", PHASED_LAYOUTS)
 @pytest.mark.parametrize("case", PHASED, ids=[c[0] for c in PHASED])
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtypes.name)
 @pytest.mark.parametrize("op", OPS)
 def test_one_row_for_all_goes_as_copies_at_x_rows_phases(rng, monkeypatch, op, dtype, case, layout):
     _, m, n = case
-    x = draw(rng, (m, n), dtype) if layout == "contiguous" else draw(rng, (m, n + 2), dtype)[:, 1:n + 1]
+    width, first = PHASED_LAYOUTS[layout](n)
+    x = draw(rng, (m, width), dtype)[:, first:first + n]
     row = cupy.asarray(rng.random(n) < 0.7)
     x[~cupy.broadcast_to(row, x.shape)] = numpy.nan
+    monkeypatch.setattr(fused, "PHASED_FROM_ROWS", 0)
     monkeypatch.setattr(fused, "PHASED_FROM", 0)
     q = fused.row_phases(x.data.ptr, x.strides[0], x.itemsize)[0]
     copies, period = fused.phased(fused.mask_rows(row, x.shape, (1,), m, n, api.rows_view), x)
-    assert period == q == 16 // x.itemsize and bool((copies == row).all())
     chunk = 16 // x.itemsize
+    assert period == q == (1 if layout.endswith("whole_chunk_stride") else chunk)
+    assert copies.data.ptr != row.data.ptr and bool((copies == row).all())
     assert all((copies[p].data.ptr - x[p].data.ptr // x.itemsize) % chunk == 0 for p in range(q))
     outs = []
     for limit in (0, x.nbytes + 1):  # as copies, then as the one row
