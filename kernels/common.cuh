@@ -722,12 +722,27 @@ struct RowMask {
     // The same from the mask bytes themselves (w: byte k of (x, y) value k's, nonzero = kept; flags are such
     // bytes too), for 4-byte values: a test and a select each (LOP3 to a predicate, SEL), 8 instructions a
     // chunk where flags and select take 12 (vcmpne4 is 4 on sm_90: 3 ALU and a PRMT; then a PRMT and a LOP3
-    // a value). Other types: select(v, flags(w)). The same bits.
+    // a value). 2-byte values: a PRMT, an HSET2 and a LOP3 a 32-bit word of the chunk (below): 12 instructions
+    // a chunk where flags and select take 16. Other types: select(v, flags(w)). The same bits: the keep words
+    // are select's, byte for byte.
     template <typename T> __device__ __forceinline__ static void select_bytes(Vec<T>& v, uint2 w) {
         if constexpr (sizeof(T) == 4) {
             const Vec<T> pad = padding_chunk<T>();
 #pragma unroll
             for (int i = 0; i < 4; ++i) v.w[i] = (w.x & (0xffu << (8 * i))) != 0u ? v.w[i] : pad.w[i];
+        } else if constexpr (sizeof(T) == 2) {
+            const Vec<T> pad = padding_chunk<T>();
+            // Here a PRMT puts value 2i's and 2i + 1's mask bytes in the low bytes of two 16-bit lanes (0x00bb:
+            // an f16 zero or subnormal, never a NaN), and one HSET2 (set.ne.u32.f16x2, without .ftz, so that
+            // subnormals compare as themselves) gives 0xffff in each lane whose byte is nonzero: 3 instructions a
+            // 32-bit word, 12 a chunk (4 of them on the FMA pipe, not the ALU).
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const unsigned lanes = __byte_perm(i < 2 ? w.x : w.y, 0u, i % 2 ? 0x4342u : 0x4140u);
+                unsigned keep;
+                asm("set.ne.u32.f16x2 %0, %1, %2;" : "=r"(keep) : "r"(lanes), "r"(0u));
+                v.w[i] = (v.w[i] & keep) | (pad.w[i] & ~keep);
+            }
         } else {
             select(v, flags(w));
         }
@@ -901,6 +916,11 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
     return bytes;
 }
+
+// 0, as a value ptxas cannot fold (a launch's dynamic shared memory is far below 2^31 bytes): index + opaque_zero()
+// is an index ptxas cannot merge with other uses of the same index, so it does not hold one value from an early use
+// to a late one (an empty asm stops NVVM's merging only: ptxas sees the copy through).
+__device__ __forceinline__ int opaque_zero() { return static_cast<int>(dynamic_smem_bytes() >> 31); }
 
 __device__ __forceinline__ void copies_done() {
 #if __CUDA_ARCH__ >= 800

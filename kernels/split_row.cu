@@ -124,6 +124,40 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // 1032 -> 945 us, 4096 x 65536 629 -> 598 us, where=(N,) -2% and -5%; plain and scale= unchanged, outputs
     // the same bits.
     constexpr bool kFetchEarly = kMaskBatch > 1 && V == 4 && R > 1;
+    // The one-block 2-byte kernel at K = 8 that folds in one pass, the input's type out (2048 x 32768 bfloat16:
+    // a block of 512 a row, no shared-memory part): the 8 words read together where apply read them, from a
+    // chunk index ptxas cannot merge with the writes' (csm::opaque_zero). ptxas held the writes' 6 indices from
+    // the words' loads on, was short of the 2 registers of an 8th word in flight and issued it after the first
+    // select: a latency of its own a row (before this change, at 56 registers: 6 before and 2 after; ncu, H100,
+    // docs/perf/where-held-words-h100.txt). Then all 8 leave together (56 registers, sm_90, NVRTC 13.5), the L2
+    // prefetches of prefetch_held_masks are left out, select_bytes selects (12 instructions a chunk, not 16) and
+    // the mask row skips the 64-bit remainder where it may (as kFetchEarly's).
+    // sm_90 only: for sm_80 (not measured) it took those kernels from 64 registers to 66, past what a block of
+    // 1024 threads (1024 x 65536 bfloat16 with where=) may take (NVRTC 13.5).
+#if __CUDA_ARCH__ >= 900
+    constexpr bool kSm90 = true;
+#else
+    constexpr bool kSm90 = false;
+#endif
+    constexpr bool kFetchTogether =
+        kSm90 && kMaskBatch > 1 && V == 8 && K == 8 && R == 1 && C == 1 && sizeof(Tout) == 2 && !H::keeps && !LOG;
+    // The 2-byte folds, the input's type out (256 and 64 x 50257 float16: few rows, where the mask's
+    // instructions a chunk show): kFetchEarly's lean parts without the early words, which held to 64 registers
+    // spilled 32-36 bytes there (16 registers of words across the copies, not 8): the words read where apply
+    // read them (after the copies, all 8 together as before), select_bytes for them and for the staged bytes,
+    // each shared chunk read once, the mask row without the remainder where it may.
+    constexpr bool kLeanFold = kSm90 && kMaskBatch > 1 && V == 8 && R > 1 && sizeof(Tout) == 2 && !LOG;
+    // The 2-byte one-block kernels at K = 2 and 4 (two passes: H::keeps), the input's type out (8192 x 2048
+    // bfloat16 at K = 2, 4096 x 16384 at K = 4 on twice the threads, planner.SPLIT_MASKED_ITEMS): their words
+    // already leave together; here select_bytes (12 instructions a chunk, not 16) and the mask row without the
+    // 64-bit remainder (a dozen dependent uniform steps and a MUFU.RCP ahead of x's first load, a row) where it may.
+    constexpr bool kLeanWords = kSm90 && kMaskBatch > 1 && V == 8 && (K == 2 || K == 4) && R == 1 && C == 1 &&
+                                sizeof(Tout) == 2 && H::keeps && !LOG;
+    // A/B on the H200, 2026-11-29 (docs/perf/where-bf16-select-h200.txt; the same output bits on 120 calls):
+    // where=(M, N) 2048 x 32768 bfloat16 100.6 -> 91.6 us, 8192 x 2048 24.2 -> 23.0, 4096 x 16384 83.7 -> 81.8;
+    // where=(N,) -2% to -3%; 256 and 64 x 50257 float16 within 0.2 us; scale= 2048 x 32768 +0.7 us. With a
+    // 14-instruction select of LOP3s and PRMTs instead of the HSET2 one, the same three changes took 2048 x 32768
+    // to 103.0 us: the ALU's issue, not the 8th word's latency, is what that row waited for.
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
@@ -146,7 +180,9 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // (a mask of x's rows: row < mask_rows) or the only one (mask_rows 1, its stride 0): the same row
         // as fused.row(row), whose remainder (I2F, MUFU.RCP, F2I and a dozen uniform steps in a chain) every
         // warp ran before x's first load.
-        const csm::RowMask keep = fused.row(row, kFetchEarly && (row < fused.mask_rows || fused.mask_rows == 1));
+        const csm::RowMask keep =
+            fused.row(row, (kFetchEarly || kFetchTogether || kLeanFold || kLeanWords) &&
+                               (row < fused.mask_rows || fused.mask_rows == 1));
         const bool staged = kMayStage && keep.bytes != nullptr && keep.in_phase<V>(shift) &&
                             csm::dynamic_smem_bytes() >= smem_chunks * b * (16 + V);
         unsigned char* const mask_cache = smem_raw + smem_chunks * b * 16;
@@ -195,7 +231,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // for all sent as copies at x's phases (fused.phased: mask_rows 2 to 8,
         // as L2-resident as the one row) takes them too: not measured.
         const auto prefetch_held_masks = [&] {
-            if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
+            if constexpr (V == 8 && K == 8 && R == 1 && C == 1 && !kFetchTogether) {
                 if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift)) {
 #pragma unroll
                     for (int j = 0; j < K; ++j)
@@ -212,7 +248,13 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             for (int j = 0; j < smem_chunks; ++j) copy_cached(j);
             csm::load_chunks(v, xr, static_cast<int>(n), shift, first, threads, end);
             prefetch_held_masks();
-            keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
+            uint2 words[K];
+            if (kLeanWords && keep.fetch<V>(words, shift, first + csm::opaque_zero(), threads, end)) {
+#pragma unroll
+                for (int j = 0; j < K; ++j) keep.select_bytes(v[j], words[j]);
+            } else {
+                keep.apply<kMaskBatch>(v, static_cast<int>(n), shift, first, threads, end);
+            }
             A m = csm::chunks_max<A>(v);
             csm::copies_done();  // each thread reads back only chunks it copied itself: no barrier needed
             each_cached([&](int j, int) {
@@ -240,11 +282,13 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             csm::load_chunks(v, xr, static_cast<int>(n), shift, first_in, threads, end);
             prefetch_held_masks();
             uint2 words[K];
-            const bool fetched = kFetchEarly && keep.fetch<V>(words, shift, first_in, threads, end);
+            bool fetched = kFetchEarly && keep.fetch<V>(words, shift, first_in, threads, end);
             for (int j = 0; j < smem_chunks; ++j) {
                 copy_cached(j);
                 csm::copies_grouped();
             }
+            if constexpr (kFetchTogether) fetched = keep.fetch<V>(words, shift, first + csm::opaque_zero(), threads, end);
+            if constexpr (kLeanFold) fetched = keep.fetch<V>(words, shift, first, threads, end);
             if (fetched) {
 #pragma unroll
                 for (int j = 0; j < K; ++j) keep.select_bytes(v[j], words[j]);
@@ -257,7 +301,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             for (int j = 0; j < K; ++j) pairs[j % R] = held.fold(j, v[j], pairs[j % R], scale);
             each_cached([&](int j, int r) {
                 csm::copies_waited(smem_chunks - 1 - j);  // chunk K + j has landed (each thread reads back only its own)
-                if constexpr (kFetchEarly) {
+                if constexpr (kFetchEarly || kLeanFold) {
                     // kFetchEarly's kernels: the chunk read once into registers, masked there (select_bytes
                     // where staged) and stored back whole where the mask applies (the writes read it again),
                     // then folded from the registers: mask_cached's select on the shared chunk, on one branch
