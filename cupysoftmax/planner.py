@@ -721,12 +721,24 @@ class Planner:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
         mask's room; a call with where= may take another layout of its row first: with_mask_layout), then that
         kernel's twin on whole chunks where the call's rows (and mask) allow. `facts` as_launched gives them."""
-        launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, aligned, op), fused)
+        laid_out = aligned or self.plain_slots(v, op, fused)  # plain calls: rows of any phase as aligned ones
+        launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, laid_out, op), fused)
         if masked:
             launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
         return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
+
+    @staticmethod
+    def plain_slots(v: registry.Variant, op: str, fused: bool) -> bool:
+        """Whether the call's rows take as many chunks whatever their 16-byte phase: a forward call without options
+        to a variant whose plain kernels hold a row of any phase in ceil(N / V) chunks (registry: slots;
+        warp_rows, kernels/common.cuh's Slots). Its rule then lays the rows out as aligned ones; calls with
+        options keep the layout of their phase (the kernels that read them count chunks from the 16-byte
+        boundary before the row), and so may take another layout than the same call without them.
+        H200, 2026-11-29 (docs/perf/plain-odd-rows-h200.txt): 4194304 x 63 float32 62% -> 86% of copy,
+        2097152 x 255 bfloat16 42% -> 74%."""
+        return v.slots and not fused and op not in registry.BACKWARD
 
     @staticmethod
     def with_options(v: registry.Variant, launch: Launch, fused: bool) -> Launch:

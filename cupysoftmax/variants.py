@@ -75,6 +75,10 @@ class Variant:
     # whole chunks (and whose mask, if any, is read row for row at x's phase): no element path, no misalignment
     # arithmetic (Planner.on_whole_chunks; warp_rows).
     whole_chunks: bool = False
+    # Whether its plain forward kernels (plain_knob 0, softmax and log_softmax) hold a row of any 16-byte phase in
+    # as many chunks as a row on a boundary, ceil(N / V) (kernels/common.cuh, Slots; warp_rows): the planner
+    # lays out such calls' rows as if aligned (Planner.plain_slots).
+    slots: bool = False
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
@@ -179,12 +183,13 @@ VARIANTS: dict[str, Variant] = {
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
             # (G lanes per row, K chunks per lane, O): O = 1 takes scale= and where=, O = 0 compiles them out
-            # (the plain path, for the layouts the planner launches; the gradients take none), O = -1 is the
+            # (the plain path, for the layouts the planner launches; the gradients take none; its forward kernels
+            # hold a row of any phase in ceil(N / V) chunks: slots), O = -1 is the
             # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk), O = 2
             # the options on whole chunks (a mask, if any, read row for row at x's phase: warp_rows.cu)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
             + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN),
-            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True,
+            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True, slots=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(

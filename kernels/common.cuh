@@ -18,6 +18,9 @@
 //   smem_tree, warp and block variants differ only in who shares the row and
 //   how they combine partial results.
 // - Vec, load_chunk, store_chunk, widen: rows as 16-byte chunks (below).
+// - Span, Slots, load_granules, store_granules (load_elements, store_elements): a
+//   row of any 16-byte phase in ceil(N / V) chunks, its partial first and last granules
+//   folded into one, read whole inside x's bytes (warp_rows' plain path).
 // - Held: what a register-resident variant keeps of its chunks between
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
@@ -876,6 +879,299 @@ __device__ __forceinline__ void store_chunks(Tout* __restrict__ row, int n, int 
 // 16-byte chunks spanned by a row of n elements starting `shift` elements past a chunk boundary.
 __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) {
     return static_cast<int>((n + shift + per_chunk - 1) / per_chunk);
+}
+
+// -- rows of any phase in ceil(N / V) chunks (warp_rows' plain forward path) --------
+//
+// A row of n elements starting `shift` elements past a 16-byte boundary spans
+// C = chunks_of(n, shift, V) granules of x's 16-byte grid, and L = ceil(n / V)
+// <= C <= L + 1. It takes L slots (the chunks its threads hold), one granule
+// each, every granule read with one 16-byte load, the positions of a partial
+// one outside the row then padded with -inf (edge_slot). Where C = L + 1
+// (folded), the row's positions in its first granule ([shift, V)) and in its
+// last ([0, t), t = n + shift - L * V <= shift) do not overlap, and slot 0
+// holds both: so a row takes L slots whatever its phase, as many as a row of
+// its length on a boundary. Only granules 0 and L - 1 (and L, folded) can be
+// partial. Slot c holds granule c, except where granule L - 1 is partial and
+// not folded (the row's last granule, t < 0): there slot 1 holds it and slot
+// c >= 2 granule c - 1, so that with G >= 2 threads a row every partial
+// granule sits in the first chunk of its first two threads, and a warp runs
+// the code of partial granules once a row group (j = 0), not once for each
+// chunk a thread holds. Rows of whole chunks (t = 0, shift 0) keep slot c at
+// granule c: the order of the kernels on whole chunks (O = -1) and with
+// options, so the same bits. A partial granule is written back in the
+// naturally aligned pieces of its row part where the output row is at x's
+// phase (store_from, store_below: at most log2(V) stores a side), else element
+// by element; a write never touches a position outside the row.
+//
+// A partial granule holds bytes outside the row: of the rows before and after
+// it, of the gap between the rows of a strided view, or before x's first row
+// and after its last. It is read whole only where it lies inside Span, the
+// bytes from x's lowest row start to its highest row end (a view lies inside
+// one allocation, so those bytes are the caller's and read without fault),
+// and element by element elsewhere: so the granules that hold x's first and
+// last bytes, which may stick out of its allocation, are never read past x.
+// Values read from outside the row become -inf before any use, so bytes that
+// another thread writes meanwhile (an output that aliases x) change nothing.
+struct Span {
+    unsigned long long lo, hi;  // [lo, hi): x's bytes
+    template <typename T>
+    __device__ __forceinline__ static Span of(const T* x, long long rows, long long n, long long row_stride) {
+        const long long last = (rows - 1) * row_stride;  // the last row's offset, negative for x[::-1]
+        return {reinterpret_cast<unsigned long long>(x + (last < 0 ? last : 0)),
+                reinterpret_cast<unsigned long long>(x + (last > 0 ? last : 0) + n)};
+    }
+    __device__ __forceinline__ bool holds(const void* granule) const {
+        const auto a = reinterpret_cast<unsigned long long>(granule);
+        return a >= lo && a + 16 <= hi;
+    }
+};
+
+template <typename T> struct Slots {
+    static constexpr int V = Vec<T>::size;
+    int count;  // L: the slots the row takes (0: a lane past the last row)
+    int tail;   // t > 0: slot 0 also holds granule L's positions [0, t) (folded); <= 0 otherwise
+    bool head_whole, tail_whole;  // granule 0, and the row's last granule (L - 1, or L folded), inside Span
+    // count: ceil(n / V), or 0 for a lane past the last row
+    __device__ __forceinline__ Slots(const T* row, int n, int shift, int count_, const Span& span)
+        : count(count_), tail(n + shift - count_ * V), head_whole(span.holds(row - shift)),
+          tail_whole(span.holds(row - shift + (count_ - (n + shift - count_ * V > 0 ? 0 : 1)) * V)) {}
+    __device__ __forceinline__ bool folded() const { return tail > 0 && count > 0; }
+    // The granule slot c holds (its first, for a folded slot 0); inner(c) the same for a slot past a row's
+    // first two (c >= 2).
+    __device__ __forceinline__ int granule(int c) const {
+        return tail >= 0 ? c : c == 0 ? 0 : c == 1 ? count - 1 : c - 1;
+    }
+    __device__ __forceinline__ int inner(int c) const { return c - (tail < 0); }
+    // Whether partial granule g (0, L - 1 or L) is read whole.
+    __device__ __forceinline__ bool whole(int g) const { return g == 0 ? head_whole : tail_whole; }
+    // What slot c adds to a position before the row: L * V for a folded slot 0 (granule L), else 0 (none).
+    __device__ __forceinline__ int wrap(int c) const { return c == 0 && folded() ? count * V : 0; }
+};
+
+// Slot c as the row holds it: positions [a, b) of its granule (the row's part),
+// positions [0, t) from `last` (the folded last granule: slot 0), -inf elsewhere.
+// A select per 32-bit word: of the whole word for 4- and 8-byte values, of
+// each half for 2-byte values (two selects, then one byte permute).
+template <typename T> __device__ __forceinline__ Vec<T> edge_slot(const Vec<T>& v, const Vec<T>& last, int a, int b, int t) {
+    const Vec<T> pad = padding_chunk<T>();
+    const auto pick = [&](int i, int k) {  // word i of the source of position k
+        return k >= a && k < b ? v.w[i] : k < t ? last.w[i] : pad.w[i];
+    };
+    Vec<T> out;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if constexpr (sizeof(T) == 2) out.w[i] = __byte_perm(pick(i, 2 * i), pick(i, 2 * i + 1), 0x7610);
+        else out.w[i] = pick(i, sizeof(T) == 4 ? i : i / 2);
+    }
+    return out;
+}
+
+// Whether slot j of a thread (slot first + j * stride) may hold a partial granule: its first, or any
+// where a thread holds a row's slots 0 and 1 both (stride 1). A constant once inlined.
+__device__ __forceinline__ constexpr bool may_hold_edge(int j, int stride) { return j == 0 || stride < 2; }
+
+// The K slots first, first + stride, ... of a row (`s.count` of them; -inf past it): every
+// load issued first, then the partial slots padded (and slot 0 folded), so that no load waits on another.
+template <typename T, int K>
+__device__ __forceinline__ void load_granules(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
+                                           int stride, const Slots<T>& s) {
+    constexpr int V = Vec<T>::size;
+    const Vec<T>* const grid = reinterpret_cast<const Vec<T>*>(row - shift);  // granule 0
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const int c = first + j * stride;
+        const bool edges = may_hold_edge(j, stride);
+        const int g = edges ? s.granule(c) : s.inner(c), e0 = g * V - shift;
+        const bool whole = !edges || (e0 >= 0 && e0 + V <= n) || s.whole(g);
+        v[j] = c >= s.count ? padding_chunk<T>() : whole ? grid[g] : load_chunk(row, n, shift, g);
+    }
+    const bool folds = first == 0 && s.folded();
+    const Vec<T> last = !folds ? padding_chunk<T>() : s.tail_whole ? grid[s.count] : load_chunk(row, n, shift, s.count);
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        if (!may_hold_edge(j, stride)) continue;
+        const int c = first + j * stride, g = s.granule(c);
+        const int a = g == 0 ? shift : 0, b = n + shift - g * V;
+        if (c < s.count && (a > 0 || b < V)) v[j] = edge_slot(v[j], last, a, b, c == 0 && folds ? s.tail : 0);
+    }
+}
+
+// Word i of a chunk, i a run-time index in [0, 4): selects, not an indexed
+// array (which would go through local memory).
+__device__ __forceinline__ unsigned word_of(const unsigned (&w)[4], int i) {
+    return i & 2 ? (i & 1 ? w[3] : w[2]) : (i & 1 ? w[1] : w[0]);
+}
+
+// Positions [pos, pos + S) of a packed chunk `o` stored to the granule at `to` (pos a multiple of S, so
+// the store is aligned to its S * sizeof(T) bytes): a 2-, 4- or 8-byte store.
+template <int S, typename T> __device__ __forceinline__ void store_piece(T* to, int pos, const Vec<T>& o) {
+    constexpr int BYTES = S * static_cast<int>(sizeof(T));
+    const int byte = pos * static_cast<int>(sizeof(T));
+    char* at = reinterpret_cast<char*>(to) + byte;
+    if constexpr (BYTES == 8) {
+        const bool high = byte & 8;
+        *reinterpret_cast<uint2*>(at) = make_uint2(high ? o.w[2] : o.w[0], high ? o.w[3] : o.w[1]);
+    } else if constexpr (BYTES == 4) {
+        *reinterpret_cast<unsigned*>(at) = word_of(o.w, byte >> 2);
+    } else {
+        static_assert(BYTES == 2, "pieces of 2, 4 or 8 bytes");
+        *reinterpret_cast<unsigned short*>(at) = static_cast<unsigned short>(word_of(o.w, byte >> 2) >> (byte & 2) * 8);
+    }
+}
+
+// Positions [a, V) of `o` to the granule at `to` (0 < a < V): the pieces that align a up to V, smallest first.
+template <typename T> __device__ __forceinline__ void store_from(T* to, int a, const Vec<T>& o) {
+    constexpr int V = Vec<T>::size;
+    if constexpr (V >= 2) if (a & 1) store_piece<1>(to, a, o), a += 1;
+    if constexpr (V >= 4) if (a & 2) store_piece<2>(to, a, o), a += 2;
+    if constexpr (V >= 8) if (a & 4) store_piece<4>(to, a, o);
+}
+
+// Positions [0, b) of `o` to the granule at `to` (0 < b < V): the pieces of b, largest first.
+template <typename T> __device__ __forceinline__ void store_below(T* to, int b, const Vec<T>& o) {
+    constexpr int V = Vec<T>::size;
+    int at = 0;
+    if constexpr (V >= 8) if (b & 4) store_piece<4>(to, at, o), at += 4;
+    if constexpr (V >= 4) if (b & 2) store_piece<2>(to, at, o), at += 2;
+    if constexpr (V >= 2) if (b & 1) store_piece<1>(to, at, o);
+}
+
+// Write a thread's slots (load_granules' layout), their values from held.out. Where the output
+// row is at x's phase (`aligned`: stores_aligned) and has x's element size, a slot's values
+// are packed as one chunk: a granule inside the row takes one 16-byte store, a partial one
+// the pieces of its row part (store_from at the row's start, store_below at its end, where
+// slot 0 of a folded row also goes: granule L). Elsewhere (a wider or narrower output, an
+// output out of x's phase, a row inside one granule) partial granules are written element
+// by element (positions of a folded slot 0 before the row wrap to granule L), and whole
+// ones of a wider output in two 16-byte stores.
+template <typename Tin, typename Tout, typename H>
+__device__ __forceinline__ void store_granules(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
+                                            int stride, const Slots<Tin>& s, const H& held) {
+    constexpr int V = Vec<Tin>::size;
+    constexpr bool PACKED = sizeof(Tout) == sizeof(Tin);
+#pragma unroll
+    for (int j = 0; j < H::chunks; ++j) {
+        const int c = first + j * stride;
+        if (c >= s.count) continue;
+        const auto value = [&](int k) { return from_acc<Tout>(held.out(j, k)); };
+        const bool edges = may_hold_edge(j, stride);
+        const int g = edges ? s.granule(c) : s.inner(c), e0 = g * V - shift;
+        const bool inside = !edges || (e0 >= 0 && e0 + V <= n);
+        if constexpr (PACKED) {
+            if (aligned) {
+                Tout* const to = row - shift + g * V;
+                Vec<Tout> o;
+#pragma unroll
+                for (int k = 0; k < V; ++k) o.set(k, value(k));
+                if (inside) {
+                    // one 16-byte store (st.global.wb.v4: a plain store here was split into four by NVVM)
+                    __stwb(reinterpret_cast<uint4*>(to), make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));
+                    continue;
+                }
+                const bool head = e0 < 0 && e0 + V <= n, tail = e0 >= 0;  // neither: the row inside one granule
+                if (head) store_from(to, -e0, o);
+                if (tail || (c == 0 && s.folded())) store_below(tail ? to : row - shift + s.count * V, tail ? n - e0 : s.tail, o);
+                if (head || tail) continue;
+            }
+        } else if constexpr (sizeof(Tout) > sizeof(Tin)) {
+            if (aligned && inside) {
+                constexpr int W = Vec<Tout>::size;  // outputs a store holds: V / 2
+                Vec<Tout>* out = reinterpret_cast<Vec<Tout>*>(row - shift) + g * (V / W);
+#pragma unroll
+                for (int q = 0; q < V; q += W) {
+                    Vec<Tout> o;
+#pragma unroll
+                    for (int k = 0; k < W; ++k) o.set(k, value(q + k));
+                    out[q / W] = o;
+                }
+                continue;
+            }
+        }
+        const int wrap = edges && c == 0 && s.folded() ? s.count * V : 0;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const int e = e0 + k < 0 ? e0 + k + wrap : e0 + k;  // past n (as unsigned) outside the row
+            if (static_cast<unsigned>(e) < static_cast<unsigned>(n)) row[e] = value(k);
+        }
+    }
+}
+
+// The K slots first, first + stride, ... of a row (`s.count` of them; -inf past it), partial granules
+// element by element (positions of a folded slot 0 before the row wrap to granule L), reading only the
+// row's positions: the kernels of one chunk a lane held to 32 registers, which spill with load_granules'
+// extra chunk and selects and store_granules' pieces (sm_90, NVRTC 13: warp_rows' float32 and 2-byte
+// log_softmax of one chunk a lane, 8 to 20 bytes).
+template <typename T, int K>
+__device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
+                                           int stride, const Slots<T>& s) {
+    constexpr int V = Vec<T>::size;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const int c = first + j * stride;
+        const bool edges = may_hold_edge(j, stride);
+        const int e0 = (edges ? s.granule(c) : s.inner(c)) * V - shift;
+        v[j] = padding_chunk<T>();
+        if (c >= s.count) continue;
+        if (!edges || (e0 >= 0 && e0 + V <= n)) {
+            v[j] = *reinterpret_cast<const Vec<T>*>(row + e0);
+            continue;
+        }
+        const int wrap = s.wrap(c);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const int e = e0 + k < 0 ? e0 + k + wrap : e0 + k;  // past n (as unsigned) outside the row
+            if (static_cast<unsigned>(e) < static_cast<unsigned>(n)) v[j].set(k, row[e]);
+        }
+    }
+}
+
+// Write a thread's slots (load_elements' layout), their values from held.out: 16-byte
+// stores where a granule is inside the row and `aligned` (stores_aligned), else
+// element by element, slot 0 of a folded row writing its positions [0, t) to
+// granule L too. With one slot a thread in the same pass over its positions
+// (those before the row wrap to granule L): the kernels of one chunk a lane
+// held to 32 registers spilled with a second pass (sm_90, NVRTC 13, 8 to 12
+// bytes: warp_rows' float32 and 2-byte log_softmax); with more slots a second
+// pass, which took fewer registers there (bfloat16 (16, 2), sm_90: 56 in one
+// pass, 47 to 52 in two as the code around it changed).
+template <typename Tin, typename Tout, typename H>
+__device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
+                                            int stride, const Slots<Tin>& s, const H& held) {
+    constexpr int V = Vec<Tin>::size;
+    constexpr bool ONE_PASS = H::chunks == 1;
+#pragma unroll
+    for (int j = 0; j < H::chunks; ++j) {
+        const int c = first + j * stride;
+        if (c >= s.count) continue;
+        const auto value = [&](int k) { return from_acc<Tout>(held.out(j, k)); };
+        const bool edges = may_hold_edge(j, stride);
+        const int g = edges ? s.granule(c) : s.inner(c);
+        const int e0 = g * V - shift;
+        const bool inside = !edges || (e0 >= 0 && e0 + V <= n);
+        if constexpr (sizeof(Tout) >= sizeof(Tin)) {
+            if (aligned && inside) {
+                constexpr int W = Vec<Tout>::size;  // outputs a store holds: V, or V / 2 for the wider output
+                Vec<Tout>* out = reinterpret_cast<Vec<Tout>*>(row - shift) + g * (V / W);
+#pragma unroll
+                for (int q = 0; q < V; q += W) {
+                    Vec<Tout> o;
+#pragma unroll
+                    for (int k = 0; k < W; ++k) o.set(k, value(q + k));
+                    out[q / W] = o;
+                }
+                continue;
+            }
+        }
+        const int wrap = ONE_PASS && edges ? s.wrap(c) : 0;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const int e = e0 + k < 0 ? e0 + k + wrap : e0 + k;  // past n (as unsigned) outside the row
+            if (static_cast<unsigned>(e) < static_cast<unsigned>(n)) row[e] = value(k);
+        }
+    }
+    if (!ONE_PASS && first == 0 && s.folded())
+        store_chunk<Tin>(row, n, shift, false, s.count, [&](int k) { return from_acc<Tout>(held.out(0, k)); });
 }
 
 // -- copies to shared memory -------------------------------------------------------

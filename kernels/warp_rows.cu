@@ -15,6 +15,18 @@
 // of copy even where no call passed them (H100, 2026-11-23,
 // scripts/probe_plain_warp_rows.py, docs/perf/plain-warp-rows-h100.txt:
 // 262144 x 32 float32 94% -> 97%, log_softmax 4096 x 1024 bfloat16 82% -> 91%).
+// The plain forward path (O = 0) holds a row of any 16-byte phase in ceil(N / V)
+// chunks, as many as a row on a boundary (common.cuh, Slots: the row's last
+// partial granule folded into its first where both are partial); its partial
+// granules (the row's first and last, at most two a row, in the first chunk of
+// its first two lanes) are read whole where they lie inside x and padded, and
+// written in aligned pieces, for 2-byte rows of more than one chunk a lane
+// (GRANULES), element by element otherwise. The kernels with options (O = 1)
+// and the gradients count chunks from the 16-byte boundary before the row, up
+// to one more. H200, 2026-11-29 (docs/perf/plain-odd-rows-h200.txt), against
+// the layout from the boundary: 4194304 x 63 float32 791 -> 574 us (62% -> 86%
+// of copy), 2097152 x 255 bfloat16 1187 -> 677 (42% -> 74%), 1048576 x 127
+// float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide
@@ -37,7 +49,8 @@
 // float32 out ((32, 8) 76 -> 96, not timed); no spills.
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
-// extra V - 1 covers a row that starts mid-chunk).
+// extra V - 1 covers a row that starts mid-chunk); N <= G * K * V for O = 0's
+// forward kernels (Slots) and for O = -1 and 2 (whole chunks).
 //
 // Backward (softmax_warp_rows_backward): the same layout over a row's y and
 // dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
@@ -79,6 +92,15 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
     static_assert(O >= -1 && O <= 2,
                   "O: the fused options compiled in (1; 2 on whole chunks), out (0; -1 on whole chunks)");
     constexpr bool WHOLE = O == -1 || O == 2;
+    constexpr bool SLOTS = O == 0;  // rows of any phase in ceil(N / V) slots (common.cuh, Slots)
+    // Partial granules read whole and written in pieces for 2-byte rows of more than one chunk a lane; element
+    // by element for the rest. A/B on the H200, 2026-11-29 (docs/perf/plain-odd-rows-h200.txt), whole granules
+    // against element edges: 2097152 x 255 bfloat16 677 against 732 us, 1048576 x 127 float16 177 against 201,
+    // 16384 x 1023 bfloat16 19.8 against 21.1; but 4194304 x 63 float32 627 against 574 (log_softmax 630
+    // against 599): the selects and narrow pieces cost float32 rows more than their element paths.
+    constexpr bool GRANULES = SLOTS && K > 1 && sizeof(Tin) == 2;
+    const csm::Span span = csm::Span::of(x, rows, n, x_row_stride);
+    const int slot_count = static_cast<int>((n + csm::Vec<Tin>::size - 1) / csm::Vec<Tin>::size);
     const csm::Fused fused = O >= 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
     const int lane_in_row = threadIdx.x & (G - 1);
     constexpr int ROWS_PER_WARP = 32 / G;
@@ -92,11 +114,17 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         const Tin* xr = x + (live ? row : 0) * x_row_stride;
         Tout* yr = y + (live ? row : 0) * y_row_stride;
         const int shift = WHOLE ? 0 : csm::misalignment(xr);
-        const int chunks = live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
+        const csm::Slots<Tin> slots(xr, static_cast<int>(n), shift, live ? slot_count : 0, span);
+        const int chunks = SLOTS ? slots.count : live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
         const csm::RowMask keep = fused.row(live ? row : 0, O == 2);
         csm::Vec<Tin> v[K];
-        csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
-                         csm::padding_chunk<Tin>(), WHOLE);
+        if constexpr (GRANULES)  // whole granules, padded
+            csm::load_granules(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
+        else if constexpr (SLOTS)
+            csm::load_elements(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
+        else
+            csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
+                             csm::padding_chunk<Tin>(), WHOLE);
         keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks, O == 2);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
@@ -109,8 +137,15 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
-        csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, WHOLE || csm::stores_aligned<Tin>(yr, shift), lane_in_row, G,
-                               chunks, held, false, WHOLE);
+        if constexpr (GRANULES)
+            csm::store_granules<Tin>(yr, static_cast<int>(n), shift, csm::stores_aligned<Tin>(yr, shift), lane_in_row,
+                                     G, slots, held);
+        else if constexpr (SLOTS)
+            csm::store_elements<Tin>(yr, static_cast<int>(n), shift, csm::stores_aligned<Tin>(yr, shift), lane_in_row,
+                                     G, slots, held);
+        else
+            csm::store_chunks<Tin>(yr, static_cast<int>(n), shift, WHOLE || csm::stores_aligned<Tin>(yr, shift),
+                                   lane_in_row, G, chunks, held, false, WHOLE);
         keep.refill<csm::Vec<Tin>::size>(yr, static_cast<int>(n), shift, lane_in_row, G, chunks, K,
                                          !csm::finite_row(stats), csm::from_acc<Tout>(held.masked()));
     }

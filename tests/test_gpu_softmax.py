@@ -135,6 +135,70 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
         assert bool(cupy.isnan(out_base[:, 0]).all())
 
 
+# warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
+# row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
+# lane read those granules whole (inside x's bytes) and pad what is not theirs; the rest read them element by
+# element. (id naming the path, N, dtype, the planned (G, K)); 37 rows, so that every phase shows.
+ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, (16, 2)),
+            ("granules_n127_float16", 127, dtypes.FLOAT16, (8, 2)),
+            ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, (32, 4)),
+            ("elements_n63_float32", 63, dtypes.FLOAT32, (8, 2)),
+            ("elements_n31_float32_one_a_lane", 31, dtypes.FLOAT32, (8, 1)),
+            ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, (2, 1))]
+ODD_LAYOUTS = ["one_in_out_at_phase", "one_in_out_off_phase", "strided_nan_gaps", "reversed", "exact_allocation"]
+
+
+def special_rows(rng, m, n, dtype):
+    """Fresh values whose rows' first or last element is NaN, +inf, -inf or large, and a row of only -inf: the
+    positions a partial granule holds."""
+    v = rng.standard_normal((m, n)) * 3
+    v[1, 0], v[2, -1], v[3, 0], v[4, -1], v[5, :], v[6, -1], v[7, 0], v[8, -1] = (
+        numpy.nan, numpy.nan, numpy.inf, numpy.inf, -numpy.inf, -numpy.inf, 60.0, 60.0)
+    return cupy.asarray(v.astype(dtype))
+
+
+@pytest.mark.parametrize("layout", ODD_LAYOUTS)
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("case", ODD_ROWS, ids=[c[0] for c in ODD_ROWS])
+def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout):
+    _, n, dtype, layout_gk = case
+    m = 37
+    values = special_rows(rng, m, n, dtype)
+    out_base, out, ptr = poisoned((m * n + 16,), dtype), None, None
+    if layout.startswith("one_in"):  # x one element into its allocation; out one (x's phase) or two elements in
+        x = cupy.concatenate([draw(rng, (1,), dtype), values.reshape(-1), draw(rng, (15,), dtype)])[1:1 + m * n]
+        lead = 1 if layout == "one_in_out_at_phase" else 2
+        x, out = x.reshape(m, n), out_base[lead:lead + m * n].reshape(m, n)
+    elif layout == "strided_nan_gaps":  # a granule read across the gap between rows must not let its NaN in
+        x = poisoned((m, n + 5), dtype)[:, 2:n + 2]
+        x[...] = values
+        out_base = poisoned((m, n + 5), dtype)
+        out = out_base[:, 1:n + 1]
+    elif layout == "reversed":
+        x = values[::-1]
+    else:  # x ending at the very end of a raw allocation of its exact size (compute-sanitizer sees a read past it)
+        nbytes = m * n * dtype.itemsize
+        ptr = cupy.cuda.runtime.malloc(nbytes)
+        x = cupy.ndarray((m, n), dtype, cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, nbytes, None), 0))
+        x[...] = values
+    try:
+        launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), api.rows_aligned(x), op,
+                          y_aligned=out is None or api.rows_aligned(out))[1]
+        assert (launch.variant, launch.knobs) == ("warp_rows", (*layout_gk, 0))
+        got = api.FUNCTIONS[op](x, axis=-1, out=out)
+        cupy.cuda.Device().synchronize()
+        reference.assert_close(cupy.asnumpy(got), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
+        if out is not None:  # every element of the buffer outside out's view stays as poisoned
+            written = cupy.zeros(out_base.shape, bool)
+            written.reshape(-1)[(out.data.ptr - out_base.data.ptr) // dtype.itemsize
+                                + (cupy.arange(m)[:, None] * (out.strides[0] // dtype.itemsize)
+                                   + cupy.arange(n)).reshape(-1)] = True
+            assert bool(cupy.isnan(out_base[~written]).all())
+    finally:
+        if ptr is not None:
+            cupy.cuda.runtime.free(ptr)
+
+
 # (id naming the path, M, N, dtype, split_row's C or None): launches whose blocks take more rows than the grid
 # has blocks (auto launches a block per row group; only past the grid limit do its blocks loop)
 LOOPS = [("warp_rows_16_rows_a_block", 1000, 67, dtypes.FLOAT32, None),

@@ -343,9 +343,30 @@ def test_split_row_has_no_kernel_on_whole_chunks(h100):
     assert plain.variant == "split_row" and h100.plan("auto", 4096, 1024, F32, split_facts, y_aligned=True) == plain
 
 
-def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long(h100):
+def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long_where_its_kernel_counts_chunks_from_the_boundary(h100):
+    # the kernels with options (and the gradients) count a row's chunks from the 16-byte boundary before it
     with pytest.raises(UnsuitableVariant, match="spans 257 16-byte chunks, a warp holds 256"):
-        h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False)
+        h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False, fused=True)
+    with pytest.raises(UnsuitableVariant, match="spans 257 16-byte chunks, a warp holds 256"):
+        h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False, op=registry.SOFTMAX_BACKWARD)
+    # the plain forward kernels hold a row of any phase in ceil(N / V) chunks (kernels/common.cuh, Slots)
+    assert h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False).knobs == (32, 8, 0)
+
+
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("n, pair, plain, options", [(63, F32, (8, 2), (16, 2)), (255, BF16, (16, 2), (32, 2)),
+                                                     (1023, BF16, (32, 4), (32, 8)), (127, F16, (8, 2), (16, 2)),
+                                                     (64, F32, (8, 2), (16, 2))],
+                         ids=["n63_float32", "n255_bfloat16", "n1023_bfloat16", "n127_float16", "n64_float32"])
+def test_warp_rows_lays_out_plain_rows_of_any_phase_as_aligned_ones(h100, n, pair, plain, options, op):
+    # plain calls: the layout of an aligned row of N (Planner.plain_slots), whatever the rows' phase; calls with
+    # options and the gradients keep the layout of their phase (a chunk more for rows out of phase)
+    for aligned in (True, False):
+        launch = h100.plan("auto", 2**20, n, pair, fake_facts, aligned, op)
+        assert launch.variant == "warp_rows" and launch.knobs == (*plain, 0)
+    assert h100.plan("auto", 2**20, n, pair, fake_facts, False, op, fused=True).knobs == (*options, 1)
+    backward = registry.SOFTMAX_BACKWARD if op == registry.SOFTMAX else registry.LOG_SOFTMAX_BACKWARD
+    assert h100.plan("auto", 2**20, n, pair, fake_facts, False, backward).knobs == (*options, 0)
 
 
 def split_facts(name, knobs):
