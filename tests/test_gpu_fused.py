@@ -80,7 +80,7 @@ def test_matches_reference(rng, variant, op, dtype, case, kind):
         x[~cupy.broadcast_to(mask, x.shape)] = numpy.nan  # a masked-out value must not matter
     out = poisoned((m, n), dtype)
     function = api.FUNCTIONS[op]
-    if refuses(variant, n, dtype, aligned=n * dtype.itemsize % 16 == 0):
+    if refuses(variant, n, dtype, aligned=n * dtype.itemsize % 16 == 0, options=True):
         with pytest.raises(UnsuitableVariant, match="variants that can: (split_row, )?two_pass$"):
             function(x, axis=-1, out=out, variant=variant, scale=scale, where=mask)
         return

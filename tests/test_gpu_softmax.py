@@ -50,11 +50,13 @@ SHAPES = [
 LAYOUTS = ["contiguous", "x_offset_view", "x_and_out_offset_views"]
 
 
-def refuses(variant: str, n: int, dtype, aligned: bool) -> bool:
-    """Shapes a variant must refuse on the H100-class GPU: rows past registers or shared memory."""
+def refuses(variant: str, n: int, dtype, aligned: bool, options: bool = False) -> bool:
+    """Shapes a variant must refuse on the H100-class GPU: rows past registers or shared memory. `options`: the
+    call passes scale= or where=."""
     per_chunk = 16 // dtype.itemsize
-    if variant == "warp_rows":  # 32 threads x 8 chunks of 16 bytes; a misaligned row may span one chunk more
-        return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > 256
+    if variant == "warp_rows":  # 32 threads x 8 chunks of 16 bytes; a misaligned row may span one chunk more where
+        # the kernel counts chunks from the boundary (options); the plain kernels take any phase in ceil(N / V)
+        return -(-(n + (0 if aligned or not options else per_chunk - 1)) // per_chunk) > 256
     if variant == "split_row":  # a cluster of 16 blocks holds 16384 threads x 8 chunks, the grid 65536 x 36 (not float64)
         return -(-(n + (0 if aligned else per_chunk - 1)) // per_chunk) > (
             16384 * 8 if dtype == dtypes.FLOAT64 else 65536 * 36)
