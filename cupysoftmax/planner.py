@@ -645,7 +645,7 @@ class Planner:
         except UnsuitableVariant as exc:
             able = [name for name, other in registry.VARIANTS.items()
                     if name != variant and op in other.ops and (other.fused or not fused)
-                    and self._serves(name, m, n, pair, facts, aligned, op)]
+                    and self._serves(name, m, n, pair, facts, aligned, op, fused)]
             raise UnsuitableVariant(f"{exc}; variants that can: {', '.join(able)}") from None
 
     def plan_columns(self, variant: str, outer: int, n: int, inner: int, pair, facts: FactsFn,
@@ -822,12 +822,13 @@ class Planner:
 
     # -- rules --------------------------------------------------------------
 
-    def _serves(self, name, m, n, pair, facts, aligned, op) -> bool:
+    def _serves(self, name, m, n, pair, facts, aligned, op, fused) -> bool:
+        """Whether `name`'s rule lays out the call's rows, as _launch's first step does."""
         v = registry.VARIANTS[name]
         if v.layout != registry.ROWS:
             return False
         try:
-            self.rules[v.launch](v, m, n, pair, facts, aligned, op)
+            self.rules[v.launch](v, m, n, pair, facts, aligned or self.plain_slots(v, op, fused), op)
             return True
         except UnsuitableVariant:
             return False

@@ -353,6 +353,12 @@ def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long_where_its_kernel_
     assert h100.plan("warp_rows", 8, 1024, F32, fake_facts, aligned=False).knobs == (32, 8, 0)
 
 
+def test_a_refusal_names_warp_rows_for_plain_rows_out_of_phase_it_lays_out_as_aligned(h100):
+    # the list of variants that can serve the call applies Planner.plain_slots as the launch does
+    with pytest.raises(UnsuitableVariant, match=r"variants that can: .*warp_rows"):
+        h100.plan("strided", 8, 1024, F32, fake_facts, aligned=False)
+
+
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
 @pytest.mark.parametrize("n, pair, plain, options", [(63, F32, (8, 2), (16, 2)), (255, BF16, (16, 2), (32, 2)),
                                                      (1023, BF16, (32, 4), (32, 8)), (127, F16, (8, 2), (16, 2)),
