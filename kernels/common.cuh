@@ -848,7 +848,7 @@ template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) 
 // read in place), mask_row_stride in bytes (0 where mask_rows is 1:
 // fused.kernel_args). `direct`: the caller knows row r's mask row is r
 // strides on (r < mask_rows, or mask_rows 1 at stride 0: warp_rows' O = 2
-// launches, split_row's kFetchEarly rows), with no 64-bit remainder.
+// launches, split_row's kFetchEarly, kFetchTogether, kLeanFold and kLeanWords rows), with no 64-bit remainder.
 struct Fused {
     double scale;
     const unsigned char* mask;
@@ -886,8 +886,7 @@ __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) 
 // A row of n elements starting `shift` elements past a 16-byte boundary spans
 // C = chunks_of(n, shift, V) granules of x's 16-byte grid, and L = ceil(n / V)
 // <= C <= L + 1. It takes L slots (the chunks its threads hold), one granule
-// each, every granule read with one 16-byte load, the positions of a partial
-// one outside the row then padded with -inf (edge_slot). Where C = L + 1
+// each. Where C = L + 1
 // (folded), the row's positions in its first granule ([shift, V)) and in its
 // last ([0, t), t = n + shift - L * V <= shift) do not overlap, and slot 0
 // holds both: so a row takes L slots whatever its phase, as many as a row of
@@ -899,12 +898,18 @@ __device__ __forceinline__ int chunks_of(long long n, int shift, int per_chunk) 
 // the code of partial granules once a row group (j = 0), not once for each
 // chunk a thread holds. Rows of whole chunks (t = 0, shift 0) keep slot c at
 // granule c: the order of the kernels on whole chunks (O = -1) and with
-// options, so the same bits. A partial granule is written back in the
-// naturally aligned pieces of its row part where the output row is at x's
-// phase (store_from, store_below: at most log2(V) stores a side), else element
-// by element; a write never touches a position outside the row.
+// options, so the same bits (rows with a partial last granule sum in another
+// order than the kernels with options, which count chunks from the boundary).
+// Whole granules move as one 16-byte access. Partial ones, two ways:
+// load_granules / store_granules (2-byte values, more than one chunk a lane:
+// warp_rows' GRANULES) read them with one 16-byte load, the positions outside
+// the row then padded with -inf (edge_slot), and write them in the naturally
+// aligned pieces of their row part where the output row is at x's phase
+// (store_from, store_below: at most log2(V) stores a side); load_elements /
+// store_elements (the rest) move them element by element. A write never
+// touches a position outside the row.
 //
-// A partial granule holds bytes outside the row: of the rows before and after
+// load_granules' partial granules hold bytes outside the row: of the rows before and after
 // it, of the gap between the rows of a strided view, or before x's first row
 // and after its last. It is read whole only where it lies inside Span, the
 // bytes from x's lowest row start to its highest row end (a view lies inside
@@ -1100,7 +1105,7 @@ __device__ __forceinline__ void store_granules(Tout* __restrict__ row, int n, in
 // The K slots first, first + stride, ... of a row (`s.count` of them; -inf past it), partial granules
 // element by element (positions of a folded slot 0 before the row wrap to granule L), reading only the
 // row's positions: the kernels of one chunk a lane held to 32 registers, which spill with load_granules'
-// extra chunk and selects and store_granules' pieces (sm_90, NVRTC 13: warp_rows' float32 and 2-byte
+// extra chunk and selects and store_granules' pieces (sm_90, NVRTC 13.5: warp_rows' float32 and 2-byte
 // log_softmax of one chunk a lane, 8 to 20 bytes).
 template <typename T, int K>
 __device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
@@ -1131,10 +1136,11 @@ __device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restric
 // element by element, slot 0 of a folded row writing its positions [0, t) to
 // granule L too. With one slot a thread in the same pass over its positions
 // (those before the row wrap to granule L): the kernels of one chunk a lane
-// held to 32 registers spilled with a second pass (sm_90, NVRTC 13, 8 to 12
+// held to 32 registers spilled with a second pass (sm_90, NVRTC 13.5, 8 to 12
 // bytes: warp_rows' float32 and 2-byte log_softmax); with more slots a second
-// pass, which took fewer registers there (bfloat16 (16, 2), sm_90: 56 in one
-// pass, 47 to 52 in two as the code around it changed).
+// pass, which took fewer registers (bfloat16 (16, 2), sm_90: 56 in one pass,
+// 47 to 52 in two, measured when 2-byte rows still took this path; since
+// GRANULES only float32 and float64 rows of more than one chunk a lane do).
 template <typename Tin, typename Tout, typename H>
 __device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
                                             int stride, const Slots<Tin>& s, const H& held) {

@@ -116,8 +116,10 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // before the shared-memory part's copies, not after them: issued after the copies, which queue on the
     // load unit, the words landed after every copy, and the register fold waited for them (ncu source
     // counters, H200, 8192 x 50257 float32 where=(M, N), the fold (8, 4): 9.6% of the stall samples on the
-    // first word's first use). The loads' chunk indices come from a copy of `first` the compiler cannot
-    // match with the later ones (an empty asm): held from the loads on for the writes, they took the
+    // first word's first use). The loads' chunk indices come from a copy of `first` NVVM cannot match with
+    // the later ones (an empty asm, which stops NVVM's merging only: in the 2-byte (8, 1, 1) kernel ptxas
+    // merged them anyway, hence csm::opaque_zero in kFetchTogether; here the result has no spills, sm_90,
+    // NVRTC 13.5). Merged, held from the loads on for the writes, they took the
     // registers the words need in flight (8 bytes of spills at 64 registers, one of them a word stored to
     // the stack, which waited for it to land before the copies went out: sm_90, NVRTC 13.5).
     // A/B on the H200, 2026-11-29 (docs/perf/where-fetch-early-h200.txt): where=(M, N) 8192 x 50257 float32
@@ -133,7 +135,8 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // prefetches of prefetch_held_masks are left out, select_bytes selects (12 instructions a chunk, not 16) and
     // the mask row skips the 64-bit remainder where it may (as kFetchEarly's).
     // sm_90 only: for sm_80 (not measured) it took those kernels from 64 registers to 66, past what a block of
-    // 1024 threads (1024 x 65536 bfloat16 with where=) may take (NVRTC 13.5).
+    // 1024 threads (1024 x 65536 bfloat16 with where=) may take (NVRTC 13.5). kLeanFold and kLeanWords are
+    // sm_90 only as well, having been built and timed only there.
 #if __CUDA_ARCH__ >= 900
     constexpr bool kSm90 = true;
 #else
@@ -155,7 +158,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                                 sizeof(Tout) == 2 && H::keeps && !LOG;
     // A/B on the H200, 2026-11-29 (docs/perf/where-bf16-select-h200.txt; the same output bits on 120 calls):
     // where=(M, N) 2048 x 32768 bfloat16 100.6 -> 91.6 us, 8192 x 2048 24.2 -> 23.0, 4096 x 16384 83.7 -> 81.8;
-    // where=(N,) -2% to -3%; 256 and 64 x 50257 float16 within 0.2 us; scale= 2048 x 32768 +0.7 us. With a
+    // where=(N,) -1.4% to -3.7%; 256 and 64 x 50257 float16 within 0.2 us; scale= 2048 x 32768 +0.7 us. With a
     // 14-instruction select of LOP3s and PRMTs instead of the HSET2 one, the same three changes took 2048 x 32768
     // to 103.0 us: the ALU's issue, not the 8th word's latency, is what that row waited for.
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
@@ -176,7 +179,8 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
         const int end = csm::chunks_of(n, shift, V);
-        // kFetchEarly's kernels: the row's mask row without the 64-bit remainder where it is the row itself
+        // kFetchEarly's, kFetchTogether's, kLeanFold's and kLeanWords' kernels: the row's mask row without the
+        // 64-bit remainder where it is the row itself
         // (a mask of x's rows: row < mask_rows) or the only one (mask_rows 1, its stride 0): the same row
         // as fused.row(row), whose remainder (I2F, MUFU.RCP, F2I and a dozen uniform steps in a chain) every
         // warp ran before x's first load.
@@ -226,8 +230,10 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // for the folds, held to 64 registers (12 bytes of spills, sm_90,
         // NVRTC 13.5). Since then where= rows of up to 2048 chunks launch at
         // K = 4 on twice the threads instead (planner.SPLIT_MASKED_ITEMS:
-        // 4096 x 16384 bfloat16 114.7 -> 109.3 us); these prefetches serve the
-        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16). One row
+        // 4096 x 16384 bfloat16 114.7 -> 109.3 us); these prefetches served the
+        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16), which on
+        // sm_90 now read their 8 words together instead (kFetchTogether): they
+        // remain for sm_80, log_softmax and a float32 output (dtype=). One row
         // for all sent as copies at x's phases (fused.phased: mask_rows 2 to 8,
         // as L2-resident as the one row) takes them too: not measured.
         const auto prefetch_held_masks = [&] {
@@ -302,7 +308,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
             each_cached([&](int j, int r) {
                 csm::copies_waited(smem_chunks - 1 - j);  // chunk K + j has landed (each thread reads back only its own)
                 if constexpr (kFetchEarly || kLeanFold) {
-                    // kFetchEarly's kernels: the chunk read once into registers, masked there (select_bytes
+                    // kFetchEarly's and kLeanFold's kernels: the chunk read once into registers, masked there (select_bytes
                     // where staged) and stored back whole where the mask applies (the writes read it again),
                     // then folded from the registers: mask_cached's select on the shared chunk, on one branch
                     // of two, read it twice (LDS.128 before the select, again after the branches met).
