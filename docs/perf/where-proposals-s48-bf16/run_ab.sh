@@ -10,16 +10,20 @@
 # head's, and a float64 reference check of a few rows of the where= calls; (2) two interleaved rounds of
 # scripts/probe_fused.py over the six shapes, one process a tree a round; (3) a table of medians and where='s cost
 # against its bar; (4) if time is left, test_gpu_fused on p3 (split_row, 2-byte). Everything is written under a
-# temporary folder and tarred into $OUT/s48-bf16-ab.tar.gz at the end (also on a timeout or an error).
+# temporary folder and tarred into $OUT/$NAME.tar.gz at the end (also on a timeout or an error).
+# Other trees: B (their folder, each with HEAD_COMMIT), TREES, NAME, e.g. session 49's
+#   B=build/s49/bf16attr TREES="head t2 t3" NAME=s49-bf16attr bash docs/perf/where-proposals-s48-bf16/run_ab.sh
 set -u
 cd /work/main 2>/dev/null || true
-B=build/s48/bf16
+B="${B:-build/s48/bf16}"
+A="$(dirname "$0")/ab"  # bits.py
+NAME="${NAME:-s48-bf16-ab}"
 TREES="${TREES:-head p3 p4}"
 S="${S:-2048x32768xbfloat16 4096x16384xbfloat16 8192x2048xbfloat16 256x50257xfloat16 64x50257xfloat16 8192x50257xbfloat16}"
 ROUNDS="${ROUNDS:-1 2}"
 DEADLINE="${DEADLINE:-570}"  # seconds after start by which the tarball must be written
 W=$(mktemp -d /tmp/s48ab.XXXXXX)
-finish() { tar czf "$OUT/s48-bf16-ab.tar.gz" -C "$W" . 2>/dev/null; echo "tarred $(ls "$W" | wc -l) files into $OUT/s48-bf16-ab.tar.gz"; }
+finish() { tar czf "$OUT/$NAME.tar.gz" -C "$W" . 2>/dev/null; echo "tarred $(ls "$W" | wc -l) files into $OUT/$NAME.tar.gz"; }
 trap finish EXIT
 left() { echo $((DEADLINE - SECONDS)); }
 log() { echo "$@" | tee -a "$W/summary.txt"; }
@@ -30,7 +34,7 @@ python3 -c "import cupy, sys; print('python', sys.version.split()[0], 'cupy', cu
 # serves the probes)
 for t in $TREES; do
   [ "$(left)" -lt 200 ] && { log "bits $t skipped: $(left) s left"; continue; }
-  PYTHONPATH=$B/$t timeout 150 python3 $B/ab/bits.py > "$W/bits-$t.txt" 2>&1
+  PYTHONPATH=$B/$t timeout 150 python3 $A/bits.py > "$W/bits-$t.txt" 2>&1
   log "bits $t rc=$? at ${SECONDS}s: $(grep -c '^[0-9]' "$W/bits-$t.txt") digests, $(grep -c 'FAIL' "$W/bits-$t.txt") reference FAIL; $(head -1 "$W/bits-$t.txt")"
 done
 for t in $TREES; do
