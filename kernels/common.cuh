@@ -101,6 +101,12 @@ template <typename A> struct MaxSum { A m; A s; };
 // one EX2 per element. Subtracting first keeps the argument exact where a and
 // m are close (|a| around 1e4 included); folding m * log2(e) into one FFMA
 // would round the product at 1e4 * 2^-24 and miss the float32 tolerance there.
+// A scale known to be 1 at compile time (warp_rows' GRANULES kernels: plain, 2-byte values, float sums): no
+// product an element. scale * a rounded is a itself for every float a but a subnormal, which -ftz makes 0 in the
+// product and makes 0 again as an operand of the difference that follows (sub.ftz), and a NaN, which leaves the
+// difference NaN either way: so a - m has the bits of scaled(a, 1) - m. Float only (no overload for double).
+struct Unit {};
+
 struct FastExp {
     static constexpr float LOG2E = 1.4426950408889634f;
     __device__ __forceinline__ static float of(float a, float m) { return exp2f((a - m) * LOG2E); }
@@ -121,9 +127,11 @@ struct FastExp {
     __device__ __forceinline__ static double scaled(double a, double scale) { return __dmul_rn(a, scale); }
     __device__ __forceinline__ static float shifted(float a, float scale, float m) { return scaled(a, scale) - m; }
     __device__ __forceinline__ static double shifted(double a, double scale, double m) { return scaled(a, scale) - m; }
+    __device__ __forceinline__ static float shifted(float a, Unit, float m) { return a - m; }
     // exp(scale * a - m), the temperature of softmax(scale * x) folded in.
     __device__ __forceinline__ static float of(float a, float scale, float m) { return exp2f(shifted(a, scale, m) * LOG2E); }
     __device__ __forceinline__ static double of(double a, double scale, double m) { return exp(shifted(a, scale, m)); }
+    __device__ __forceinline__ static float of(float a, Unit, float m) { return exp2f(shifted(a, Unit(), m) * LOG2E); }
     // The max to subtract in a sum over values whose max is m: m itself, but 0
     // when m is -inf (only -inf values), so that exp(-inf - 0) = 0 needs no test.
     template <typename A> __device__ __forceinline__ static A sum_shift(A m) { return m == neg_inf<A>() ? A(0) : m; }
@@ -408,8 +416,9 @@ __device__ __forceinline__ void store_chunk(Tout* __restrict__ row, int n, int s
 // makes sum NaN; a row of only -inf has max = -inf, and -inf - -inf is NaN.
 // With the temperature (scale, see Fused), a is the stored value and max
 // the row's max of scale * a.
-template <typename A, typename T, bool LOG, WidenPass P = WidenPass::write> struct Normalize {
-    A max, by, scale;  // by: 1 / sum, or log(sum)
+template <typename A, typename T, bool LOG, WidenPass P = WidenPass::write, typename S = A> struct Normalize {
+    A max, by;  // by: 1 / sum, or log(sum)
+    S scale;    // A, or Unit
     __device__ __forceinline__ A of(A a) const {
         if constexpr (LOG) return FastExp::shifted(a, scale, max) - by;
         else return FastExp::of(a, scale, max) * by;
@@ -421,6 +430,10 @@ template <typename A, typename T, bool LOG, WidenPass P = WidenPass::write> stru
 template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A>
 __device__ __forceinline__ Normalize<A, T, LOG, P> normalizer(MaxSum<A> row, A scale = A(1)) {
     return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, scale};
+}
+template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A>
+__device__ __forceinline__ Normalize<A, T, LOG, P, Unit> normalizer(MaxSum<A> row, Unit) {
+    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, Unit()};
 }
 
 // The larger of each pair of 2-byte values in two words (max.bf16x2 /
@@ -460,6 +473,11 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, co
 template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, A scale) {
 #pragma unroll
     for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), scale, ms);
+    return s;
+}
+template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, Unit) {
+#pragma unroll
+    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), Unit(), ms);
     return s;
 }
 
@@ -539,15 +557,15 @@ constexpr bool keep_exps = !LOG && (sizeof(T) >= sizeof(A) || K * Vec<T>::size <
 
 // P: how the outputs widen the kept values again (WidenPass), where they do.
 template <typename A, typename T, int K, bool LOG = false, int R = 1, bool KEEP_EXPS = R == 1 && keep_exps<A, T, K, LOG>,
-          WidenPass P = WidenPass::write>
+          WidenPass P = WidenPass::write, typename S = A>
 struct Held;
 
-template <typename A, typename T, int K, WidenPass P> struct Held<A, T, K, false, 1, true, P> {
+template <typename A, typename T, int K, WidenPass P, typename S> struct Held<A, T, K, false, 1, true, P, S> {
     static constexpr int chunks = K;
     static constexpr bool keeps = true;
     A e[K][Vec<T>::size];
     A m, factor;
-    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, A scale) {
+    __device__ __forceinline__ A start(const Vec<T> (&v)[K], A thread_max, S scale) {
         m = thread_max;
         const A shift = FastExp::sum_shift(m);
         A s = A(0);
@@ -570,13 +588,14 @@ template <typename A, typename T, int K, WidenPass P> struct Held<A, T, K, false
     __device__ __forceinline__ A masked() const { return A(0); }
 };
 
-template <typename A, typename T, int K, bool LOG, int R, WidenPass P> struct Held<A, T, K, LOG, R, false, P> {
+template <typename A, typename T, int K, bool LOG, int R, WidenPass P, typename S>
+struct Held<A, T, K, LOG, R, false, P, S> {
     static constexpr int chunks = K;
     static constexpr bool keeps = false;
     Vec<T> v[K];
-    Normalize<A, T, LOG, P> prob;
-    A scale;
-    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, A scale_) {
+    Normalize<A, T, LOG, P, S> prob;
+    S scale;
+    __device__ __forceinline__ A start(const Vec<T> (&values)[K], A thread_max, S scale_) {
         static_assert(R == 1, "two passes: one fold (folds go through fold)");
         scale = scale_;
         A s = A(0);
@@ -948,6 +967,19 @@ template <typename T> struct Slots {
         return tail >= 0 ? c : c == 0 ? 0 : c == 1 ? count - 1 : c - 1;
     }
     __device__ __forceinline__ int inner(int c) const { return c - (tail < 0); }
+    // granule(c) without branches, for load_granules and store_granules: a compare and two selects, where the
+    // nested conditional took a divergent branch region each time, three times a row group (sm_90: the loop of
+    // a (8, 2) half row group 430 -> 410 instructions, registers 47 either way). sm_80 keeps granule(c): there
+    // the selects took the 2-byte softmax kernels at (8, 2) and (16, 2) from 47 and 50 registers to 53 (five
+    // 256-thread blocks an SM to four at (8, 2)).
+    __device__ __forceinline__ int granule_flat(int c) const {
+#if __CUDA_ARCH__ >= 900
+        const bool lifted = tail < 0;
+        return lifted && c == 1 ? count - 1 : c - (lifted && c >= 2);
+#else
+        return granule(c);
+#endif
+    }
     // Whether partial granule g (0, L - 1 or L) is read whole.
     __device__ __forceinline__ bool whole(int g) const { return g == 0 ? head_whole : tail_whole; }
     // What slot c adds to a position before the row: L * V for a folded slot 0 (granule L), else 0 (none).
@@ -987,7 +1019,7 @@ __device__ __forceinline__ void load_granules(Vec<T> (&v)[K], const T* __restric
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
         const bool edges = may_hold_edge(j, stride);
-        const int g = edges ? s.granule(c) : s.inner(c), e0 = g * V - shift;
+        const int g = edges ? s.granule_flat(c) : s.inner(c), e0 = g * V - shift;
         const bool whole = !edges || (e0 >= 0 && e0 + V <= n) || s.whole(g);
         v[j] = c >= s.count ? padding_chunk<T>() : whole ? grid[g] : load_chunk(row, n, shift, g);
     }
@@ -996,7 +1028,7 @@ __device__ __forceinline__ void load_granules(Vec<T> (&v)[K], const T* __restric
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         if (!may_hold_edge(j, stride)) continue;
-        const int c = first + j * stride, g = s.granule(c);
+        const int c = first + j * stride, g = s.granule_flat(c);
         const int a = g == 0 ? shift : 0, b = n + shift - g * V;
         if (c < s.count && (a > 0 || b < V)) v[j] = edge_slot(v[j], last, a, b, c == 0 && folds ? s.tail : 0);
     }
@@ -1009,7 +1041,7 @@ __device__ __forceinline__ unsigned word_of(const unsigned (&w)[4], int i) {
 }
 
 // Positions [pos, pos + S) of a packed chunk `o` stored to the granule at `to` (pos a multiple of S, so
-// the store is aligned to its S * sizeof(T) bytes): a 2-, 4- or 8-byte store.
+// the store is aligned to its S * sizeof(T) bytes): a 2-, 4- or 8-byte store (sm_80: store_from, store_below).
 template <int S, typename T> __device__ __forceinline__ void store_piece(T* to, int pos, const Vec<T>& o) {
     constexpr int BYTES = S * static_cast<int>(sizeof(T));
     const int byte = pos * static_cast<int>(sizeof(T));
@@ -1025,21 +1057,65 @@ template <int S, typename T> __device__ __forceinline__ void store_piece(T* to, 
     }
 }
 
-// Positions [a, V) of `o` to the granule at `to` (0 < a < V): the pieces that align a up to V, smallest first.
-template <typename T> __device__ __forceinline__ void store_from(T* to, int a, const Vec<T>& o) {
-    constexpr int V = Vec<T>::size;
-    if constexpr (V >= 2) if (a & 1) store_piece<1>(to, a, o), a += 1;
-    if constexpr (V >= 4) if (a & 2) store_piece<2>(to, a, o), a += 2;
-    if constexpr (V >= 8) if (a & 4) store_piece<4>(to, a, o);
+// Predicated stores through PTX (one compare and one store each, no branch): a 2-byte store of the low or the
+// high half of a word, a 4-byte and an 8-byte one, where `on`. sm_90 (store_from, store_below): against
+// store_piece's branches, a (8, 2) half row group's loop 410 -> 390 instructions and log_softmax's 2-byte (8, 2)
+// and (16, 2) kernels 54 -> 47 registers; on sm_80 they took the 2-byte softmax (8, 2) kernels from 47 to 51
+// registers (five 256-thread blocks an SM to four), so sm_80 keeps store_piece.
+__device__ __forceinline__ void store_half_if(bool on, void* at, unsigned w, bool high) {
+    if (high)
+        asm volatile("{ .reg .pred p; .reg .b16 lo, hi; setp.ne.u32 p, %0, 0; mov.b32 {lo, hi}, %2; @p st.global.b16 [%1], hi; }"
+                     :: "r"(static_cast<unsigned>(on)), "l"(at), "r"(w) : "memory");
+    else
+        asm volatile("{ .reg .pred p; .reg .b16 lo, hi; setp.ne.u32 p, %0, 0; mov.b32 {lo, hi}, %2; @p st.global.b16 [%1], lo; }"
+                     :: "r"(static_cast<unsigned>(on)), "l"(at), "r"(w) : "memory");
+}
+__device__ __forceinline__ void store_word_if(bool on, void* at, unsigned w) {
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %0, 0; @p st.global.b32 [%1], %2; }"
+                 :: "r"(static_cast<unsigned>(on)), "l"(at), "r"(w) : "memory");
+}
+__device__ __forceinline__ void store_pair_if(bool on, void* at, unsigned w0, unsigned w1) {
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %0, 0; @p st.global.v2.b32 [%1], {%2, %3}; }"
+                 :: "r"(static_cast<unsigned>(on)), "l"(at), "r"(w0), "r"(w1) : "memory");
 }
 
-// Positions [0, b) of `o` to the granule at `to` (0 < b < V): the pieces of b, largest first.
-template <typename T> __device__ __forceinline__ void store_below(T* to, int b, const Vec<T>& o) {
-    constexpr int V = Vec<T>::size;
+// Positions [a, V) of `o` to the granule at `to` (0 < a < V), where `on`: the pieces that align a up to V,
+// smallest first. 2-byte values (V = 8): with r = V - a, the 2-byte piece (r odd) at a, odd, the high half of
+// word a / 2; the 4-byte one (r & 2) at V - (r & 6), word 1 or 3; the 8-byte one (r & 4) at 4, words 2 and 3.
+template <typename T> __device__ __forceinline__ void store_from(bool on, T* to, int a, const Vec<T>& o) {
+    static_assert(Vec<T>::size == 8, "2-byte values");
+#if __CUDA_ARCH__ >= 900
+    char* const at = reinterpret_cast<char*>(to);
+    const unsigned r = 8u - static_cast<unsigned>(a);
+    store_half_if(on && (r & 1u), at + 2u * static_cast<unsigned>(a), word_of(o.w, a >> 1), true);
+    store_word_if(on && (r & 2u), at + 2u * (8u - (r & 6u)), r & 4u ? o.w[1] : o.w[3]);
+    store_pair_if(on && (r & 4u), at + 8, o.w[2], o.w[3]);
+#else
+    if (!on) return;
+    if (a & 1) store_piece<1>(to, a, o), a += 1;
+    if (a & 2) store_piece<2>(to, a, o), a += 2;
+    if (a & 4) store_piece<4>(to, a, o);
+#endif
+}
+
+// Positions [0, b) of `o` to the granule at `to` (0 <= b < V), where `on`: the pieces of b, largest first.
+// 2-byte values (V = 8): the 8-byte piece (b & 4) at 0, words 0 and 1; the 4-byte one (b & 2) at b & 4, word 0
+// or 2; the 2-byte one (b odd) at b & 6, even, the low half of word (b & 6) / 2.
+template <typename T> __device__ __forceinline__ void store_below(bool on, T* to, int b, const Vec<T>& o) {
+    static_assert(Vec<T>::size == 8, "2-byte values");
+#if __CUDA_ARCH__ >= 900
+    char* const at = reinterpret_cast<char*>(to);
+    const unsigned q = static_cast<unsigned>(b);
+    store_pair_if(on && (q & 4u), at, o.w[0], o.w[1]);
+    store_word_if(on && (q & 2u), at + 2u * (q & 4u), q & 4u ? o.w[2] : o.w[0]);
+    store_half_if(on && (q & 1u), at + 2u * (q & 6u), word_of(o.w, static_cast<int>(q >> 1)), false);
+#else
+    if (!on) return;
     int at = 0;
-    if constexpr (V >= 8) if (b & 4) store_piece<4>(to, at, o), at += 4;
-    if constexpr (V >= 4) if (b & 2) store_piece<2>(to, at, o), at += 2;
-    if constexpr (V >= 2) if (b & 1) store_piece<1>(to, at, o);
+    if (b & 4) store_piece<4>(to, at, o), at += 4;
+    if (b & 2) store_piece<2>(to, at, o), at += 2;
+    if (b & 1) store_piece<1>(to, at, o);
+#endif
 }
 
 // Write a thread's slots (load_granules' layout), their values from held.out. Where the output
@@ -1061,7 +1137,7 @@ __device__ __forceinline__ void store_granules(Tout* __restrict__ row, int n, in
         if (c >= s.count) continue;
         const auto value = [&](int k) { return from_acc<Tout>(held.out(j, k)); };
         const bool edges = may_hold_edge(j, stride);
-        const int g = edges ? s.granule(c) : s.inner(c), e0 = g * V - shift;
+        const int g = edges ? s.granule_flat(c) : s.inner(c), e0 = g * V - shift;
         const bool inside = !edges || (e0 >= 0 && e0 + V <= n);
         if constexpr (PACKED) {
             if (aligned) {
@@ -1075,9 +1151,12 @@ __device__ __forceinline__ void store_granules(Tout* __restrict__ row, int n, in
                     continue;
                 }
                 const bool head = e0 < 0 && e0 + V <= n, tail = e0 >= 0;  // neither: the row inside one granule
-                if (head) store_from(to, -e0, o);
-                if (tail || (c == 0 && s.folded())) store_below(tail ? to : row - shift + s.count * V, tail ? n - e0 : s.tail, o);
-                if (head || tail) continue;
+                if (head || tail) {
+                    store_from(head, to, head ? -e0 : 1, o);
+                    const bool below = tail || (c == 0 && s.folded());
+                    store_below(below, tail ? to : row - shift + s.count * V, tail ? n - e0 : s.tail, o);
+                    continue;
+                }
             }
         } else if constexpr (sizeof(Tout) > sizeof(Tin)) {
             if (aligned && inside) {

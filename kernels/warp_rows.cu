@@ -57,7 +57,8 @@
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
-// with a bound: warp_rows_bounded, warp_rows_grad_bounded); 32 / G rows per warp;
+// with a bound: warp_rows_bounded, warp_rows_slots_held, warp_rows_grad_bounded);
+// 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 and 2
 // (O = 0 and -1 ignore them: calls without scale= or where=). O = -1 and 2: every
@@ -68,6 +69,13 @@
 #include "common.cuh"
 
 namespace csm {
+// Pick<C, X, Y>::type: X where C, else Y (no <type_traits> under NVRTC).
+template <bool C, typename X, typename Y> struct Pick { using type = X; };
+template <typename X, typename Y> struct Pick<false, X, Y> { using type = Y; };
+// The scale as the type S takes it: Unit (scale 1 at compile time) or the accumulation type.
+template <typename S> __device__ __forceinline__ S scale_as(double scale) { return static_cast<S>(scale); }
+template <> __device__ __forceinline__ Unit scale_as<Unit>(double) { return Unit(); }
+
 // Kernels of one chunk a lane are held to 32 registers (eight 256-thread
 // blocks an SM: WARP_ROWS_THREADS) where that spills nothing (sm_90: float32,
 // and 2-byte types with 8 or more lanes a row): where= took them from 30-32
@@ -80,11 +88,24 @@ namespace csm {
 template <typename Tin, typename Tout, int G, int K>
 constexpr bool warp_rows_bounded =
     K == 1 && sizeof(Tin) == sizeof(Tout) && (sizeof(Tin) == 4 || (sizeof(Tin) == 2 && G >= 8));
+// float32's plain kernels at K = 2 (rows out of 16-byte phase, Slots' element edges) took 40 registers
+// (softmax) and 47-48 (log_softmax) where their O = -1 twins on whole chunks take 32: six and five 256-thread
+// blocks an SM, not eight. Held, softmax to eight blocks (32 registers) and log_softmax to six (40; at seven or
+// eight it spills 8 bytes, and at eight it ran 25-40% slower), no spills (sm_90 and sm_80, NVRTC 13), the same
+// bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt): softmax 2097152 x 127 556 -> 536 us, 1048576 x 255
+// 530 -> 520; log_softmax 4194304 x 63 601 -> 576, 2097152 x 127 592 -> 565. The 2-byte ones need no bound:
+// with the granule-flat slots and the predicated piece stores they take 47-48, five blocks an SM.
+template <typename Tin, typename Tout, int K, int O>
+constexpr bool warp_rows_slots_held = O == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
+template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
+constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>         ? 8
+                                     : warp_rows_slots_held<Tin, Tout, K, O> ? (LOG ? 6 : 8)
+                                                                               : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
-__global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 : 0,
-                                  csm::warp_rows_bounded<Tin, Tout, G, K> ? 8 : 0) softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
+__global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K, O> ? 256 : 0,
+                                  csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K, O>) softmax_warp_rows(const Tin* __restrict__ x, Tout* __restrict__ y, long long rows,
                                   long long n, long long x_row_stride, long long y_row_stride, double scale,
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {
@@ -133,8 +154,10 @@ __global__ void __launch_bounds__(csm::warp_rows_bounded<Tin, Tout, G, K> ? 256 
         // twice cost short half-precision rows more (H100, 2026-11-23, scripts/probe_widen_pass.py,
         // docs/perf/widen-pass-h100.txt: log_softmax 4096 x 1024 bfloat16 92% of copy against 90%, 4096 x 256
         // at (16, 2) 89% against 86%).
-        csm::Held<A, Tin, K, LOG, 1, csm::keep_exps<A, Tin, K, LOG>, csm::WidenPass::read> held;
-        const A thread_sum = held.start(v, thread_max, static_cast<A>(fused.scale));
+        // GRANULES: scale 1 known at compile time (csm::Unit), so no product by it an element (the max's stays).
+        using Scale = typename csm::Pick<GRANULES, csm::Unit, A>::type;
+        csm::Held<A, Tin, K, LOG, 1, csm::keep_exps<A, Tin, K, LOG>, csm::WidenPass::read, Scale> held;
+        const A thread_sum = held.start(v, thread_max, csm::scale_as<Scale>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
         if constexpr (GRANULES)

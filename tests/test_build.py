@@ -119,11 +119,13 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     assert thread_bounds("split_row", bounded) == bounded
 
 
-def test_warp_rows_bounds_its_one_chunk_kernels_and_its_2_byte_log_gradients_of_four():
+def test_warp_rows_bounds_exactly_the_kernels_its_rules_name():
     # warp_rows.cu's warp_rows_bounded: 256 threads (and eight blocks an SM) for one chunk a lane in float32,
     # or in a 2-byte type with 8 lanes or more; none elsewhere (a bound alone let ptxas take more registers)
     # (the last argument O, the options compiled in or out, leaves the bound alone); warp_rows_grad_bounded:
-    # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane, a warp a row, alone
+    # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane, a warp a row, alone;
+    # warp_rows_slots_held: 256 threads (eight blocks an SM, six for log_softmax) for float32's plain kernels at
+    # K = 2 (rows out of phase: O = 0), not their twins on whole chunks, a 2-byte type's nor a wider output's
     bounded = {"softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 8, 4, 0>": None,
@@ -137,7 +139,14 @@ def test_warp_rows_bounds_its_one_chunk_kernels_and_its_2_byte_log_gradients_of_
                "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, false, 4, 1, 0>": None,
                "softmax_warp_rows<__nv_bfloat16, float, false, 8, 1, 1>": None,
                "softmax_warp_rows<double, double, false, 8, 1, 0>": None,
-               "softmax_warp_rows<float, float, false, 32, 4, 0>": None}
+               "softmax_warp_rows<float, float, false, 32, 4, 0>": None,
+               "softmax_warp_rows<float, float, true, 8, 2, 0>": 256,
+               "softmax_warp_rows<float, float, true, 16, 2, 0>": 256,
+               "softmax_warp_rows<float, float, true, 8, 2, -1>": None,
+               "softmax_warp_rows<float, float, false, 8, 2, 0>": 256,
+               "softmax_warp_rows<float, float, false, 32, 2, 0>": 256,
+               "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 16, 2, 0>": None,
+               "softmax_warp_rows<__nv_bfloat16, float, true, 16, 2, 0>": None}
     assert thread_bounds("warp_rows", bounded) == bounded
 
 

@@ -140,13 +140,16 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; the rest read them element by
-# element. (id naming the path, N, dtype, the planned (G, K)); 37 rows, so that every phase shows.
-ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, (16, 2)),
-            ("granules_n127_float16", 127, dtypes.FLOAT16, (8, 2)),
-            ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, (32, 4)),
-            ("elements_n63_float32", 63, dtypes.FLOAT32, (8, 2)),
-            ("elements_n31_float32_one_a_lane", 31, dtypes.FLOAT32, (8, 1)),
-            ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, (2, 1))]
+# element. (id naming the path, N, dtype, the output's dtype, the planned (G, K)); 37 rows, so that every phase
+# shows (row 0's last granule partial and not folded, the others folded or not by their phase).
+ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2)),
+            ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2)),
+            ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4)),
+            ("granules_n255_bfloat16_float32_out_wider_stores", 255, dtypes.BFLOAT16, dtypes.FLOAT32, (16, 2)),
+            ("elements_n63_float32", 63, dtypes.FLOAT32, dtypes.FLOAT32, (8, 2)),
+            ("elements_n63_float64", 63, dtypes.FLOAT64, dtypes.FLOAT64, (16, 2)),
+            ("elements_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1)),
+            ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, dtypes.BFLOAT16, (2, 1))]
 ODD_LAYOUTS = ["one_in_out_at_phase", "one_in_out_off_phase", "strided_nan_gaps", "reversed", "exact_allocation"]
 
 
@@ -163,10 +166,10 @@ def special_rows(rng, m, n, dtype):
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
 @pytest.mark.parametrize("case", ODD_ROWS, ids=[c[0] for c in ODD_ROWS])
 def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout):
-    _, n, dtype, layout_gk = case
+    _, n, dtype, out_dtype, layout_gk = case
     m = 37
     values = special_rows(rng, m, n, dtype)
-    out_base, out, ptr = poisoned((m * n + 16,), dtype), None, None
+    out_base, out, ptr = poisoned((m * n + 16,), out_dtype), None, None
     if layout.startswith("one_in"):  # x one element into its allocation; out one (x's phase) or two elements in
         x = cupy.concatenate([draw(rng, (1,), dtype), values.reshape(-1), draw(rng, (15,), dtype)])[1:1 + m * n]
         lead = 1 if layout == "one_in_out_at_phase" else 2
@@ -174,7 +177,7 @@ def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout)
     elif layout == "strided_nan_gaps":  # a granule read across the gap between rows must not let its NaN in
         x = poisoned((m, n + 5), dtype)[:, 2:n + 2]
         x[...] = values
-        out_base = poisoned((m, n + 5), dtype)
+        out_base = poisoned((m, n + 5), out_dtype)
         out = out_base[:, 1:n + 1]
     elif layout == "reversed":
         x = values[::-1]
@@ -184,16 +187,17 @@ def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout)
         x = cupy.ndarray((m, n), dtype, cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, nbytes, None), 0))
         x[...] = values
     try:
-        launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, dtype), api.rows_aligned(x), op,
+        launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, out_dtype), api.rows_aligned(x), op,
                           y_aligned=out is None or api.rows_aligned(out))[1]
         assert (launch.variant, launch.knobs) == ("warp_rows", (*layout_gk, 0))
-        got = api.FUNCTIONS[op](x, axis=-1, out=out)
+        got = api.FUNCTIONS[op](x, axis=-1, out=out, dtype=out_dtype)
         cupy.cuda.Device().synchronize()
-        reference.assert_close(cupy.asnumpy(got), reference.REFERENCES[op](cupy.asnumpy(x), -1), dtype, op)
+        expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, dtype=out_dtype)
+        reference.assert_close(cupy.asnumpy(got), expected, out_dtype, op)
         if out is not None:  # every element of the buffer outside out's view stays as poisoned
             written = cupy.zeros(out_base.shape, bool)
-            written.reshape(-1)[(out.data.ptr - out_base.data.ptr) // dtype.itemsize
-                                + (cupy.arange(m)[:, None] * (out.strides[0] // dtype.itemsize)
+            written.reshape(-1)[(out.data.ptr - out_base.data.ptr) // out_dtype.itemsize
+                                + (cupy.arange(m)[:, None] * (out.strides[0] // out_dtype.itemsize)
                                    + cupy.arange(n)).reshape(-1)] = True
             assert bool(cupy.isnan(out_base[~written]).all())
     finally:
