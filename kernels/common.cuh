@@ -867,7 +867,7 @@ template <typename A> __device__ __forceinline__ bool finite_row(MaxSum<A> row) 
 // read in place), mask_row_stride in bytes (0 where mask_rows is 1:
 // fused.kernel_args). `direct`: the caller knows row r's mask row is r
 // strides on (r < mask_rows, or mask_rows 1 at stride 0: warp_rows' O = 2
-// launches, split_row's kFetchEarly, kFetchTogether, kLeanFold and kLeanWords rows), with no 64-bit remainder.
+// launches, split_row's kFetchEarly, kLeanHeld, kLeanFold and kLeanWords rows), with no 64-bit remainder.
 struct Fused {
     double scale;
     const unsigned char* mask;

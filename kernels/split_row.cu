@@ -117,8 +117,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // load unit, the words landed after every copy, and the register fold waited for them (ncu source
     // counters, H200, 8192 x 50257 float32 where=(M, N), the fold (8, 4): 9.6% of the stall samples on the
     // first word's first use). The loads' chunk indices come from a copy of `first` NVVM cannot match with
-    // the later ones (an empty asm, which stops NVVM's merging only: in the 2-byte (8, 1, 1) kernel ptxas
-    // merged them anyway, hence csm::opaque_zero in kFetchTogether; here the result has no spills, sm_90,
+    // the later ones (an empty asm, which stops NVVM's merging only; here the result has no spills, sm_90,
     // NVRTC 13.5). Merged, held from the loads on for the writes, they took the
     // registers the words need in flight (8 bytes of spills at 64 registers, one of them a word stored to
     // the stack, which waited for it to land before the copies went out: sm_90, NVRTC 13.5).
@@ -127,13 +126,12 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     // the same bits.
     constexpr bool kFetchEarly = kMaskBatch > 1 && V == 4 && R > 1;
     // The one-block 2-byte kernel at K = 8 that folds in one pass, the input's type out (2048 x 32768 bfloat16:
-    // a block of 512 a row, no shared-memory part): the 8 words read together where apply read them, from a
-    // chunk index ptxas cannot merge with the writes' (csm::opaque_zero). ptxas held the writes' 6 indices from
-    // the words' loads on, was short of the 2 registers of an 8th word in flight and issued it after the first
-    // select: a latency of its own a row (before this change, at 56 registers: 6 before and 2 after; ncu, H100,
-    // docs/perf/where-held-words-h100.txt). Then all 8 leave together (56 registers, sm_90, NVRTC 13.5), the L2
-    // prefetches of prefetch_held_masks are left out, select_bytes selects (12 instructions a chunk, not 16) and
-    // the mask row skips the 64-bit remainder where it may (as kFetchEarly's).
+    // a block of 512 a row, no shared-memory part): the 8 words read where apply read them, select_bytes
+    // selects (12 instructions a chunk, not 16) and the mask row skips the 64-bit remainder where it may (as
+    // kFetchEarly's). The select is what paid: reading the 8 words from a chunk index ptxas could not merge with
+    // the writes' (so all 8 left together) and leaving out prefetch_held_masks' L2 prefetches gained nothing
+    // on top of it (H200, 2026-11-29, docs/perf/where-bf16-attribution-h200.txt: where=(M, N) 2048 x 32768
+    // 91.5 us with them, 91.0 without; scale= 71.8 and 70.9; the same bits).
     // sm_90 only: for sm_80 (not measured) it took those kernels from 64 registers to 66, past what a block of
     // 1024 threads (1024 x 65536 bfloat16 with where=) may take (NVRTC 13.5). kLeanFold and kLeanWords are
     // sm_90 only as well, having been built and timed only there.
@@ -142,7 +140,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
 #else
     constexpr bool kSm90 = false;
 #endif
-    constexpr bool kFetchTogether =
+    constexpr bool kLeanHeld =
         kSm90 && kMaskBatch > 1 && V == 8 && K == 8 && R == 1 && C == 1 && sizeof(Tout) == 2 && !H::keeps && !LOG;
     // The 2-byte folds, the input's type out (256 and 64 x 50257 float16: few rows, where the mask's
     // instructions a chunk show): kFetchEarly's lean parts without the early words, which held to 64 registers
@@ -179,13 +177,13 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         Tout* yr = y + row * y_row_stride;
         const int shift = csm::misalignment(xr);
         const int end = csm::chunks_of(n, shift, V);
-        // kFetchEarly's, kFetchTogether's, kLeanFold's and kLeanWords' kernels: the row's mask row without the
+        // kFetchEarly's, kLeanHeld's, kLeanFold's and kLeanWords' kernels: the row's mask row without the
         // 64-bit remainder where it is the row itself
         // (a mask of x's rows: row < mask_rows) or the only one (mask_rows 1, its stride 0): the same row
         // as fused.row(row), whose remainder (I2F, MUFU.RCP, F2I and a dozen uniform steps in a chain) every
         // warp ran before x's first load.
         const csm::RowMask keep =
-            fused.row(row, (kFetchEarly || kFetchTogether || kLeanFold || kLeanWords) &&
+            fused.row(row, (kFetchEarly || kLeanHeld || kLeanFold || kLeanWords) &&
                                (row < fused.mask_rows || fused.mask_rows == 1));
         const bool staged = kMayStage && keep.bytes != nullptr && keep.in_phase<V>(shift) &&
                             csm::dynamic_smem_bytes() >= smem_chunks * b * (16 + V);
@@ -231,13 +229,12 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
         // NVRTC 13.5). Since then where= rows of up to 2048 chunks launch at
         // K = 4 on twice the threads instead (planner.SPLIT_MASKED_ITEMS:
         // 4096 x 16384 bfloat16 114.7 -> 109.3 us); these prefetches served the
-        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16), which on
-        // sm_90 now read their 8 words together instead (kFetchTogether): they
-        // remain for sm_80, log_softmax and a float32 output (dtype=). One row
-        // for all sent as copies at x's phases (fused.phased: mask_rows 2 to 8,
-        // as L2-resident as the one row) takes them too: not measured.
+        // longer rows a block holds at K = 8 (2048 x 32768 bfloat16), on sm_90
+        // beside kLeanHeld's select too (docs/perf/where-bf16-attribution-h200.txt).
+        // One row for all sent as copies at x's phases (fused.phased: mask_rows
+        // 2 to 8, as L2-resident as the one row) takes them too: not measured.
         const auto prefetch_held_masks = [&] {
-            if constexpr (V == 8 && K == 8 && R == 1 && C == 1 && !kFetchTogether) {
+            if constexpr (V == 8 && K == 8 && R == 1 && C == 1) {
                 if (fused.mask_rows > 1 && keep.bytes != nullptr && keep.in_phase<V>(shift)) {
 #pragma unroll
                     for (int j = 0; j < K; ++j)
@@ -293,8 +290,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
                 copy_cached(j);
                 csm::copies_grouped();
             }
-            if constexpr (kFetchTogether) fetched = keep.fetch<V>(words, shift, first + csm::opaque_zero(), threads, end);
-            if constexpr (kLeanFold) fetched = keep.fetch<V>(words, shift, first, threads, end);
+            if constexpr (kLeanHeld || kLeanFold) fetched = keep.fetch<V>(words, shift, first, threads, end);
             if (fetched) {
 #pragma unroll
                 for (int j = 0; j < K; ++j) keep.select_bytes(v[j], words[j]);

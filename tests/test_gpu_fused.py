@@ -27,6 +27,9 @@ SHAPES = [
     ("n4097_split_row_block_tail", 3, 4097),
     # where=: half precision 1001 chunks a row, float32 2001, in a block of four a thread (K = 8 without a mask)
     ("n8001_split_row_block_masked_k4", 3, 8001),
+    # where=: half precision 2500 chunks a row, one pass at K = 8 (split_row.cu's kLeanHeld: the HSET2 select of
+    # the 8 mask words); float32 past a block (clusters)
+    ("n20000_split_row_block_k8_one_pass", 3, 20000),
     ("n50257_split_row_cluster", 2, 50257),
     # one block a row, S > 0: float32 and float64 past registers, half precision two blocks an SM
     ("m64_n50257_split_row_shared_memory_part", 64, 50257),
