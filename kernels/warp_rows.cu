@@ -26,19 +26,14 @@
 // to one more. H200, 2026-11-29 (docs/perf/plain-odd-rows-h200.txt), against
 // the layout from the boundary: 4194304 x 63 float32 791 -> 574 us (62% -> 86%
 // of copy), 2097152 x 255 bfloat16 1187 -> 677 (42% -> 74%), 1048576 x 127
-// float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8. float32's and
-// float64's plain forward kernels at (8, 1), (16, 2) and (32, 2) hold a row
-// element-strided instead, lane l of G holding elements l + G * i, each read
-// and written in a scalar access (common.cuh, load_strided; warp_rows_strided
-// below), any phase with no edge code.
+// float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide
 // as Tin (a wider output is written element by element, as in O = 0), so
 // neither the misalignment arithmetic nor those element paths are compiled;
-// same values, same order, so the same bits as O = 0 (not where O = 0 is
-// element-strided) (the planner takes it where it may:
-// Planner.on_whole_chunks, with the measurement).
+// same values, same order, so the same bits as O = 0 (the planner takes it
+// where it may: Planner.on_whole_chunks, with the measurement).
 // O = 2 is O = 1 on whole chunks, for calls with options whose rows are
 // whole chunks as above and whose mask, if any, has its row r at mask row
 // r (one mask row for all: stride 0) at x's 16-byte phase: no misalignment
@@ -55,15 +50,14 @@
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk); N <= G * K * V for O = 0's
-// forward kernels (Slots, and element-strided) and for O = -1 and 2 (whole
-// chunks).
+// forward kernels (Slots) and for O = -1 and 2 (whole chunks).
 //
 // Backward (softmax_warp_rows_backward): the same layout over a row's y and
 // dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
-// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_grad_bounded);
+// with a bound: warp_rows_bounded, warp_rows_slots_held, warp_rows_grad_bounded);
 // 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 and 2
@@ -94,36 +88,19 @@ template <> __device__ __forceinline__ Unit scale_as<Unit>(double) { return Unit
 template <typename Tin, typename Tout, int G, int K>
 constexpr bool warp_rows_bounded =
     K == 1 && sizeof(Tin) == sizeof(Tout) && (sizeof(Tin) == 4 || (sizeof(Tin) == 2 && G >= 8));
-// float32's and float64's plain kernels (O = 0) at (G, K) = (8, 1), (16, 2) and (32, 2) read and write a row
-// element-strided (common.cuh, load_strided; PyTorch's persistent softmax's layout): lane l of the row's G holds
-// elements l + G * i, i < K * V, in scalar accesses predicated on the index alone, so a row of any 16-byte phase
-// takes no Slots, no misalignment and no element edges; float32's scale 1 is csm::Unit (no product an element).
-// A/B against Slots' element edges on the H200, 2026-11-29 (docs/perf/odd-rows-s50-h200.txt, third call; us,
-// softmax / log_softmax, the second round of two; same reference checks, compute-sanitizer clean):
-//   4194304 x 31 float32 (8, 1)     355 / 382 -> 259 / 261   (torch 417 / 455)
-//   2097152 x 127 float32 (16, 2)   536 / 567 -> 532 / 523   (torch 530 / 514)
-//   524288 x 127 float32 (16, 2)    137 / 144 -> 135 / 132   (torch 136 / 131)
-//   1048576 x 255 float32 (32, 2)   516 / 539 -> 518 / 520   (torch 532 / 512)
-//   1048576 x 127 float64 (32, 2)   912 / 934 -> 638 / 664   (torch 515 / 513)
-//   4194304 x 63 float32 (8, 2)     572 / 576 -> 610 / 569   (torch 596 / 576): softmax lost, so (8, 2) keeps
-// Slots; so do the layouts not timed (G < 8 at K = 1, K = 4 and 8). A thread's sum runs over other elements
-// than the chunk layouts', so these rows' bits differ from the twins' on whole chunks (O = -1) and with options
-// (O = 1, 2): such a row's bits may change with its output's phase, and between a call and one with options.
-template <typename Tin, typename Tout, int G, int K, int O>
-constexpr bool warp_rows_strided = O == 0 && sizeof(Tin) >= 4 && sizeof(Tout) == sizeof(Tin) &&
-                                   ((K == 1 && G == 8) || (K == 2 && G >= 16));
-// float32's plain kernels at K = 2 held to eight 256-thread blocks an SM, log_softmax's on Slots to six.
-// On Slots they took 40 registers (softmax) and 47-48 (log_softmax), six and five blocks; held, 32 and 40, no
-// spills (sm_90 and sm_80, NVRTC 13), the same bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt:
-// softmax 2097152 x 127 556 -> 536 us; log_softmax 4194304 x 63 601 -> 576); log_softmax at eight blocks
-// spilled 8 bytes and ran 25-40% slower. Element-strided they take 28-32 held (sm_80's softmax free: 34).
+// float32's plain kernels at K = 2 (rows out of 16-byte phase, Slots' element edges) took 40 registers
+// (softmax) and 47-48 (log_softmax) where their O = -1 twins on whole chunks take 32: six and five 256-thread
+// blocks an SM, not eight. Held, softmax to eight blocks (32 registers) and log_softmax to six (40; at seven or
+// eight it spills 8 bytes, and at eight it ran 25-40% slower), no spills (sm_90 and sm_80, NVRTC 13), the same
+// bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt): softmax 2097152 x 127 556 -> 536 us, 1048576 x 255
+// 530 -> 520; log_softmax 4194304 x 63 601 -> 576, 2097152 x 127 592 -> 565. The 2-byte ones need no bound:
+// with the granule-flat slots and the predicated piece stores they take 47-48, five blocks an SM.
 template <typename Tin, typename Tout, int K, int O>
-constexpr bool warp_rows_plain_held = O == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
+constexpr bool warp_rows_slots_held = O == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
-constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K> ? 8
-                                     : warp_rows_plain_held<Tin, Tout, K, O>
-                                         ? (LOG && !warp_rows_strided<Tin, Tout, G, K, O> ? 6 : 8)
-                                         : 0;
+constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>         ? 8
+                                     : warp_rows_slots_held<Tin, Tout, K, O> ? (LOG ? 6 : 8)
+                                                                               : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
@@ -143,7 +120,6 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
     // 16384 x 1023 bfloat16 19.8 against 21.1; but 4194304 x 63 float32 627 against 574 (log_softmax 630
     // against 599): the selects and narrow pieces cost float32 rows more than their element paths.
     constexpr bool GRANULES = SLOTS && K > 1 && sizeof(Tin) == 2;
-    constexpr bool STRIDED = csm::warp_rows_strided<Tin, Tout, G, K, O>;  // element-strided: no chunks, no Slots
     const csm::Span span = csm::Span::of(x, rows, n, x_row_stride);
     const int slot_count = static_cast<int>((n + csm::Vec<Tin>::size - 1) / csm::Vec<Tin>::size);
     const csm::Fused fused = O >= 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
@@ -163,9 +139,7 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         const int chunks = SLOTS ? slots.count : live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
         const csm::RowMask keep = fused.row(live ? row : 0, O == 2);
         csm::Vec<Tin> v[K];
-        if constexpr (STRIDED)  // lane l: elements l + G * i (a lane past the last row: none)
-            csm::load_strided<G>(v, xr, live ? static_cast<int>(n) : 0, lane_in_row);
-        else if constexpr (GRANULES)  // whole granules, padded
+        if constexpr (GRANULES)  // whole granules, padded
             csm::load_granules(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
         else if constexpr (SLOTS)
             csm::load_elements(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
@@ -180,16 +154,13 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         // twice cost short half-precision rows more (H100, 2026-11-23, scripts/probe_widen_pass.py,
         // docs/perf/widen-pass-h100.txt: log_softmax 4096 x 1024 bfloat16 92% of copy against 90%, 4096 x 256
         // at (16, 2) 89% against 86%).
-        // GRANULES and STRIDED float32: scale 1 known at compile time (csm::Unit), so no product by it an element
-        // (the max's stays); float64 has no Unit (a product by 1 there is exact).
-        using Scale = typename csm::Pick<GRANULES || (STRIDED && sizeof(A) == 4), csm::Unit, A>::type;
+        // GRANULES: scale 1 known at compile time (csm::Unit), so no product by it an element (the max's stays).
+        using Scale = typename csm::Pick<GRANULES, csm::Unit, A>::type;
         csm::Held<A, Tin, K, LOG, 1, csm::keep_exps<A, Tin, K, LOG>, csm::WidenPass::read, Scale> held;
         const A thread_sum = held.start(v, thread_max, csm::scale_as<Scale>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
-        if constexpr (STRIDED)
-            csm::store_strided<G, Tin>(yr, live ? static_cast<int>(n) : 0, lane_in_row, held);
-        else if constexpr (GRANULES)
+        if constexpr (GRANULES)
             csm::store_granules<Tin>(yr, static_cast<int>(n), shift, csm::stores_aligned<Tin>(yr, shift), lane_in_row,
                                      G, slots, held);
         else if constexpr (SLOTS)

@@ -124,9 +124,8 @@ def test_warp_rows_bounds_exactly_the_kernels_its_rules_name():
     # or in a 2-byte type with 8 lanes or more; none elsewhere (a bound alone let ptxas take more registers)
     # (the last argument O, the options compiled in or out, leaves the bound alone); warp_rows_grad_bounded:
     # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane, a warp a row, alone;
-    # warp_rows_plain_held: 256 threads (eight blocks an SM, six for log_softmax on Slots) for float32's plain
-    # kernels at K = 2 (O = 0: Slots at (8, 2), element-strided at (16, 2) and (32, 2)), not their twins on whole
-    # chunks, a 2-byte type's nor a wider output's
+    # warp_rows_slots_held: 256 threads (eight blocks an SM, six for log_softmax) for float32's plain kernels at
+    # K = 2 (rows out of phase: O = 0), not their twins on whole chunks, a 2-byte type's nor a wider output's
     bounded = {"softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 8, 4, 0>": None,

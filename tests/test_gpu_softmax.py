@@ -140,20 +140,15 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; the rest read them element by
-# element, but float32 and float64 at (8, 1), (16, 2) and (32, 2), which read the row element-strided (lane l
-# holds elements l + G * i: warp_rows.cu, warp_rows_strided). (id naming the path, N, dtype, the output's dtype,
-# the planned (G, K)); 37 rows, so that every phase shows (row 0's last granule partial and not folded, the others
-# folded or not by their phase).
+# element. (id naming the path, N, dtype, the output's dtype, the planned (G, K)); 37 rows, so that every phase
+# shows (row 0's last granule partial and not folded, the others folded or not by their phase).
 ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2)),
             ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2)),
             ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4)),
             ("granules_n255_bfloat16_float32_out_wider_stores", 255, dtypes.BFLOAT16, dtypes.FLOAT32, (16, 2)),
             ("elements_n63_float32", 63, dtypes.FLOAT32, dtypes.FLOAT32, (8, 2)),
-            ("elements_n299_float32_four_a_lane", 299, dtypes.FLOAT32, dtypes.FLOAT32, (32, 4)),
-            ("strided_n63_float64", 63, dtypes.FLOAT64, dtypes.FLOAT64, (16, 2)),
-            ("strided_n127_float32", 127, dtypes.FLOAT32, dtypes.FLOAT32, (16, 2)),
-            ("strided_n255_float32_full_warp", 255, dtypes.FLOAT32, dtypes.FLOAT32, (32, 2)),
-            ("strided_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1)),
+            ("elements_n63_float64", 63, dtypes.FLOAT64, dtypes.FLOAT64, (16, 2)),
+            ("elements_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1)),
             ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, dtypes.BFLOAT16, (2, 1))]
 ODD_LAYOUTS = ["one_in_out_at_phase", "one_in_out_off_phase", "strided_nan_gaps", "reversed", "exact_allocation"]
 
