@@ -427,13 +427,10 @@ template <typename A, typename T, bool LOG, WidenPass P = WidenPass::write, type
     // What a masked-out position gets (Fused): 0, or log(0) = -inf.
     __device__ __forceinline__ A masked() const { return LOG ? neg_inf<A>() : A(0); }
 };
-template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A>
-__device__ __forceinline__ Normalize<A, T, LOG, P> normalizer(MaxSum<A> row, A scale = A(1)) {
+// scale: an A, or Unit (1 at compile time: no product an element).
+template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A, typename S = A>
+__device__ __forceinline__ Normalize<A, T, LOG, P, S> normalizer(MaxSum<A> row, S scale = S(1)) {
     return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, scale};
-}
-template <typename T, bool LOG = false, WidenPass P = WidenPass::write, typename A>
-__device__ __forceinline__ Normalize<A, T, LOG, P, Unit> normalizer(MaxSum<A> row, Unit) {
-    return {row.m, LOG ? acc_log(row.s) : A(1) / row.s, Unit()};
 }
 
 // The larger of each pair of 2-byte values in two words (max.bf16x2 /
@@ -470,14 +467,10 @@ template <typename A, typename T> __device__ __forceinline__ A chunk_max(A m, co
 // Sum of exp(scale * a - m) over a chunk (ms = FastExp::sum_shift(m)), folded into s.
 // -inf entries (padding included) add exp(-inf) = 0, also for a thread that
 // holds only -inf (its shift is 0); NaN and +inf make s NaN.
-template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, A scale) {
+// scale: an A, or Unit.
+template <typename A, typename T, typename S> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, S scale) {
 #pragma unroll
     for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), scale, ms);
-    return s;
-}
-template <typename A, typename T> __device__ __forceinline__ A chunk_sum(A s, const Vec<T>& v, A ms, Unit) {
-#pragma unroll
-    for (int k = 0; k < Vec<T>::size; ++k) s += FastExp::of(widen<A>(v, k), Unit(), ms);
     return s;
 }
 

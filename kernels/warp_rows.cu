@@ -2,8 +2,8 @@
 //
 // Idea: G threads share a row (G = 1 .. 32, a power of two), so a warp serves
 // 32 / G rows at once and short rows still fill every lane. Each thread holds
-// K 16-byte chunks of its row in registers, read once with 16-byte loads and
-// written once with 16-byte stores; the row's max comes from a butterfly over
+// K 16-byte chunks of its row in registers, read once and written once (16-byte
+// accesses on whole granules; see O below); the row's max comes from a butterfly over
 // the G lanes, then its sum from a second over their sums rescaled to that max.
 // It writes softmax, or log_softmax with LOG, of scale * x over the positions
 // a mask keeps (common.cuh, Fused). A block takes blockDim.x / G rows; blocks

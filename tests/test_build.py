@@ -58,14 +58,15 @@ def ptx_of(variant: str, expressions) -> tuple[str, dict]:
     return (ptx.decode() if isinstance(ptx, bytes) else ptx), lowered
 
 
-def thread_bounds(variant: str, expressions) -> dict:
-    """{expression: the .maxntid of its PTX entry, or None} for `variant`'s kernels, compiled for compute_90."""
+def thread_bounds(variant: str, expressions, directive: str = r"\.maxntid (\d+), 1, 1") -> dict:
+    """{expression: the number in `directive` (.maxntid's threads unless told) of its PTX entry, or None} for
+    `variant`'s kernels, compiled for compute_90."""
     ptx, lowered = ptx_of(variant, expressions)
     found = {}
     for expression in expressions:
         entry = ptx[ptx.index(f".entry {lowered[expression]}("):]
         header = entry[:entry.index("{")]
-        bound = re.search(r"\.maxntid (\d+), 1, 1", header)
+        bound = re.search(directive, header)
         found[expression] = int(bound.group(1)) if bound else None
     return found
 
@@ -148,6 +149,14 @@ def test_warp_rows_bounds_exactly_the_kernels_its_rules_name():
                "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 16, 2, 0>": None,
                "softmax_warp_rows<__nv_bfloat16, float, true, 16, 2, 0>": None}
     assert thread_bounds("warp_rows", bounded) == bounded
+    # and the blocks an SM each bound asks (.minnctapersm): eight, but six for float32 log_softmax's plain K = 2
+    blocks = {"softmax_warp_rows<float, float, false, 8, 1, 0>": 8,
+              "softmax_warp_rows<float, float, false, 16, 2, 0>": 8,
+              "softmax_warp_rows<float, float, true, 16, 2, 0>": 6,
+              "softmax_warp_rows<float, float, true, 8, 2, 0>": 6,
+              "softmax_warp_rows_backward<__half, __half, true, 32, 4, 0>": 4,
+              "softmax_warp_rows<__nv_bfloat16, __nv_bfloat16, true, 16, 2, 0>": None}
+    assert thread_bounds("warp_rows", blocks, r"\.minnctapersm (\d+)") == blocks
 
 
 # Kernels whose write pass widens 2-byte values again after the row's reduction (common.cuh, WidenPass::write;
