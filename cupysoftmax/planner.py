@@ -727,7 +727,8 @@ class Planner:
             launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
-        return self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
+        launch = self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
+        return self.element_strided(v, launch, n, pair, op)
 
     @staticmethod
     def plain_slots(v: registry.Variant, op: str, fused: bool) -> bool:
@@ -807,6 +808,20 @@ class Planner:
         has the measurement."""
         whole = aligned and n % (16 // pair[0].itemsize) == 0
         twin = v.twin_on_whole_chunks(launch.knobs, op) if whole else None
+        return launch if twin is None else dataclasses.replace(launch, knobs=twin)
+
+    @staticmethod
+    def element_strided(v: registry.Variant, launch: Launch, n: int, pair, op: str) -> Launch:
+        """The launch of the plain kernel's element-strided twin (registry: strided; warp_rows' O 0 -> -2), on the
+        same block and grid, for rows of n elements that are not whole chunks (n % V != 0), whatever their phase.
+        The twin sums in another order than the plain kernel and than its twin on whole chunks, so it takes only
+        rows that never run on whole chunks: such a row plans it alone as in any batch, and its bits do not depend
+        on its batch (a row of whole chunks out of phase keeps Slots, which sums as on whole chunks in phase).
+        Its bound is the plain kernel's or looser (kernels/warp_rows.cu, warp_rows_min_blocks), so it takes
+        the block. The layouts and their measurement: registry.WARP_ROWS_STRIDED."""
+        if n % (16 // pair[0].itemsize) == 0:
+            return launch
+        twin = v.twin_element_strided(launch.knobs, op, pair)
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:

@@ -21,6 +21,9 @@
 // - Span, Slots, load_granules, store_granules (load_elements, store_elements): a
 //   row of any 16-byte phase in ceil(N / V) chunks, its partial first and last granules
 //   folded into one, read whole inside x's bytes (warp_rows' plain path).
+// - load_strided, store_strided: a row element-strided over its G lanes, lane l
+//   holding elements l + G * i in scalar accesses, any phase with no edge code
+//   (warp_rows' plain kernels O = -2: float32 and float64 rows of N % V != 0).
 // - Held: what a register-resident variant keeps of its chunks between
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
@@ -1212,7 +1215,8 @@ __device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restric
 // bytes: warp_rows' float32 and 2-byte log_softmax); with more slots a second
 // pass, which took fewer registers (bfloat16 (16, 2), sm_90: 56 in one pass,
 // 47 to 52 in two, measured when 2-byte rows still took this path; since
-// GRANULES only float32 and float64 rows of more than one chunk a lane do).
+// GRANULES only float32 and float64 rows of more than one chunk a lane do, but
+// those warp_rows reads element-strided: warp_rows.cu, O = -2).
 template <typename Tin, typename Tout, typename H>
 __device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
                                             int stride, const Slots<Tin>& s, const H& held) {
@@ -1250,6 +1254,48 @@ __device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, in
     }
     if (!ONE_PASS && first == 0 && s.folded())
         store_chunk<Tin>(row, n, shift, false, s.count, [&](int k) { return from_acc<Tout>(held.out(0, k)); });
+}
+
+// -- rows element-strided (warp_rows' plain float32 and float64 kernels, O = -2) ------
+//
+// A row's G lanes take its elements in turn: lane l (0 .. G - 1) holds elements
+// l + G * i, i = j * V + k at position k of its chunk j (i < K * V), -inf from n
+// on; so a thread's chunks are registers, not 16-byte pieces of the row, and
+// each element moves in one scalar access predicated on its index alone. A
+// warp's access i then covers each row's elements [G * i, G * i + G): contiguous
+// bytes whatever the row's phase, so no phase, granule or edge arithmetic at all
+// (Slots' element edges took float32's K = 2 kernels to 40-48 registers, held to
+// 32 and 40: warp_rows.cu). Scalar accesses are V times as many instructions as
+// 16-byte ones on whole granules (PyTorch's persistent softmax reads so). A
+// thread's sum runs over its elements in order of i (Held, chunk by chunk), so
+// the bits differ from the chunk layouts' (Slots, whole chunks, the options'
+// kernels). n: the row's elements, 0 for a lane past the last row (it reads and
+// writes nothing); lane: l.
+template <int G, typename T, int K>
+__device__ __forceinline__ void load_strided(Vec<T> (&v)[K], const T* __restrict__ row, int n, int lane) {
+    constexpr int V = Vec<T>::size;
+    const T* const at = row + lane;
+    const int left = n - lane;  // element l + G * i is in the row where G * i < left
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        v[j] = padding_chunk<T>();
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if ((j * V + k) * G < left) v[j].set(k, at[(j * V + k) * G]);
+    }
+}
+
+// Write a thread's elements (load_strided's layout), their values from held.out.
+template <int G, typename Tin, typename Tout, typename H>
+__device__ __forceinline__ void store_strided(Tout* __restrict__ row, int n, int lane, const H& held) {
+    constexpr int V = Vec<Tin>::size;
+    Tout* const at = row + lane;
+    const int left = n - lane;
+#pragma unroll
+    for (int j = 0; j < H::chunks; ++j)
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if ((j * V + k) * G < left) at[(j * V + k) * G] = from_acc<Tout>(held.out(j, k));
 }
 
 // -- copies to shared memory -------------------------------------------------------

@@ -27,6 +27,13 @@
 // the layout from the boundary: 4194304 x 63 float32 791 -> 574 us (62% -> 86%
 // of copy), 2097152 x 255 bfloat16 1187 -> 677 (42% -> 74%), 1048576 x 127
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
+// O = -2 is the plain path element-strided, for float32 and float64 rows
+// whose N is not a multiple of V, at (G, K) = (8, 1), (16, 2) and (32, 2):
+// lane l of the row's G holds elements l + G * i, each read and written in a
+// scalar access (common.cuh, load_strided), any phase with no edge code. Its
+// sum runs in another order than O = 0's, so the planner gives it only rows
+// that never take O = -1 (N % V != 0: never whole chunks), and a row plans it
+// alone as in any batch (Planner.element_strided, with the measurement).
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide
@@ -50,18 +57,19 @@
 //
 // Limits: N + V - 1 <= G * K * V, V = 16 / sizeof(Tin) elements per chunk (the
 // extra V - 1 covers a row that starts mid-chunk); N <= G * K * V for O = 0's
-// forward kernels (Slots) and for O = -1 and 2 (whole chunks).
+// forward kernels (Slots), for O = -2 (element-strided) and for O = -1 and 2
+// (whole chunks).
 //
 // Backward (softmax_warp_rows_backward): the same layout over a row's y and
 // dy (both held), one butterfly for s (sum of dy * y, or of dy with LOG),
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
-// with a bound: warp_rows_bounded, warp_rows_slots_held, warp_rows_grad_bounded);
+// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_grad_bounded);
 // 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 and 2
-// (O = 0 and -1 ignore them: calls without scale= or where=). O = -1 and 2: every
+// (O = 0, -1 and -2 ignore them: calls without scale= or where=). O = -1 and 2: every
 // row of x and y starts on a 16-byte boundary and N is a multiple of V; O = 2
 // also: mask_rows is 1 (stride 0) or the number of rows, and every mask row
 // starts on a V-byte boundary.
@@ -88,18 +96,16 @@ template <> __device__ __forceinline__ Unit scale_as<Unit>(double) { return Unit
 template <typename Tin, typename Tout, int G, int K>
 constexpr bool warp_rows_bounded =
     K == 1 && sizeof(Tin) == sizeof(Tout) && (sizeof(Tin) == 4 || (sizeof(Tin) == 2 && G >= 8));
-// float32's plain kernels at K = 2 (rows out of 16-byte phase, Slots' element edges) took 40 registers
-// (softmax) and 47-48 (log_softmax) where their O = -1 twins on whole chunks take 32: six and five 256-thread
-// blocks an SM, not eight. Held, softmax to eight blocks (32 registers) and log_softmax to six (40; at seven or
-// eight it spills 8 bytes, and at eight it ran 25-40% slower), no spills (sm_90 and sm_80, NVRTC 13), the same
-// bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt): softmax 2097152 x 127 556 -> 536 us, 1048576 x 255
-// 530 -> 520; log_softmax 4194304 x 63 601 -> 576, 2097152 x 127 592 -> 565. The 2-byte ones need no bound:
-// with the granule-flat slots and the predicated piece stores they take 47-48, five blocks an SM.
+// float32's plain kernels at K = 2 held to eight 256-thread blocks an SM, but log_softmax's on Slots (O = 0) to
+// six. On Slots they took 40 registers (softmax) and 47-48 (log_softmax), six and five blocks; held, 32 and 40, no
+// spills (sm_90 and sm_80, NVRTC 13), the same bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt:
+// softmax 2097152 x 127 556 -> 536 us; log_softmax 4194304 x 63 601 -> 576); log_softmax at eight blocks
+// spilled 8 bytes and ran 25-40% slower. Element-strided (O = -2) both take 27-32 (sm_90) held to eight.
 template <typename Tin, typename Tout, int K, int O>
-constexpr bool warp_rows_slots_held = O == 0 && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
+constexpr bool warp_rows_plain_held = (O == 0 || O == -2) && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
 constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>         ? 8
-                                     : warp_rows_slots_held<Tin, Tout, K, O> ? (LOG ? 6 : 8)
+                                     : warp_rows_plain_held<Tin, Tout, K, O> ? (LOG && O == 0 ? 6 : 8)
                                                                                : 0;
 }  // namespace csm
 
@@ -110,8 +116,8 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
                                   const unsigned char* __restrict__ mask, long long mask_row_stride,
                                   long long mask_rows) {
     using A = csm::acc_t<Tin, Tout>;
-    static_assert(O >= -1 && O <= 2,
-                  "O: the fused options compiled in (1; 2 on whole chunks), out (0; -1 on whole chunks)");
+    static_assert(O >= -2 && O <= 2, "O: the fused options compiled in (1; 2 on whole chunks), out (0; -1 on whole "
+                                     "chunks; -2 element-strided)");
     constexpr bool WHOLE = O == -1 || O == 2;
     constexpr bool SLOTS = O == 0;  // rows of any phase in ceil(N / V) slots (common.cuh, Slots)
     // Partial granules read whole and written in pieces for 2-byte rows of more than one chunk a lane; element
@@ -120,6 +126,9 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
     // 16384 x 1023 bfloat16 19.8 against 21.1; but 4194304 x 63 float32 627 against 574 (log_softmax 630
     // against 599): the selects and narrow pieces cost float32 rows more than their element paths.
     constexpr bool GRANULES = SLOTS && K > 1 && sizeof(Tin) == 2;
+    constexpr bool STRIDED = O == -2;  // element-strided: no chunks, no Slots
+    static_assert(!STRIDED || (sizeof(Tin) >= 4 && sizeof(Tout) == sizeof(Tin)),
+                  "element-strided: float32 and float64 in and out (the rows measured)");
     const csm::Span span = csm::Span::of(x, rows, n, x_row_stride);
     const int slot_count = static_cast<int>((n + csm::Vec<Tin>::size - 1) / csm::Vec<Tin>::size);
     const csm::Fused fused = O >= 1 ? csm::Fused{scale, mask, mask_row_stride, mask_rows} : csm::Fused::none();
@@ -139,7 +148,9 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         const int chunks = SLOTS ? slots.count : live ? csm::chunks_of(n, shift, csm::Vec<Tin>::size) : 0;
         const csm::RowMask keep = fused.row(live ? row : 0, O == 2);
         csm::Vec<Tin> v[K];
-        if constexpr (GRANULES)  // whole granules, padded
+        if constexpr (STRIDED)  // lane l: elements l + G * i (a lane past the last row: none)
+            csm::load_strided<G>(v, xr, live ? static_cast<int>(n) : 0, lane_in_row);
+        else if constexpr (GRANULES)  // whole granules, padded
             csm::load_granules(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
         else if constexpr (SLOTS)
             csm::load_elements(v, xr, static_cast<int>(n), shift, lane_in_row, G, slots);
@@ -154,13 +165,16 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         // twice cost short half-precision rows more (H100, 2026-11-23, scripts/probe_widen_pass.py,
         // docs/perf/widen-pass-h100.txt: log_softmax 4096 x 1024 bfloat16 92% of copy against 90%, 4096 x 256
         // at (16, 2) 89% against 86%).
-        // GRANULES: scale 1 known at compile time (csm::Unit), so no product by it an element (the max's stays).
-        using Scale = typename csm::Pick<GRANULES, csm::Unit, A>::type;
+        // GRANULES and STRIDED float32: scale 1 known at compile time (csm::Unit), so no product by it an element
+        // (the max's stays); float64 has no Unit (a product by 1 there is exact).
+        using Scale = typename csm::Pick<GRANULES || (STRIDED && sizeof(A) == 4), csm::Unit, A>::type;
         csm::Held<A, Tin, K, LOG, 1, csm::keep_exps<A, Tin, K, LOG>, csm::WidenPass::read, Scale> held;
         const A thread_sum = held.start(v, thread_max, csm::scale_as<Scale>(fused.scale));
         const csm::MaxSum<A> stats = csm::warp_max_sum<G>(csm::MaxSum<A>{thread_max, thread_sum});
         held.finish(stats);
-        if constexpr (GRANULES)
+        if constexpr (STRIDED)
+            csm::store_strided<G, Tin>(yr, live ? static_cast<int>(n) : 0, lane_in_row, held);
+        else if constexpr (GRANULES)
             csm::store_granules<Tin>(yr, static_cast<int>(n), shift, csm::stores_aligned<Tin>(yr, shift), lane_in_row,
                                      G, slots, held);
         else if constexpr (SLOTS)

@@ -191,6 +191,34 @@ def test_a_row_has_the_same_bits_alone_and_in_batches_of_any_size(rng, case, op)
         assert same, f"{what}: bits differ from the batch of {total} (launch {launch} against {full_launch})"
 
 
+# Rows in a batch whose rows are not all on 16-byte boundaries: the first N columns of rows `pitch` elements long.
+# A row of whole chunks (N % V == 0) there takes warp_rows' plain kernel on Slots (O = 0) and alone on a boundary
+# its twin on whole chunks (O = -1), which sum alike; a row of N % V != 0 takes the element-strided kernel (O = -2)
+# in the batch and alone, at any phase. (id naming the paths, dtype, rows, N, pitch, knobs in the batch, knobs of
+# row 0 alone)
+OFF_PHASE_BATCHES = [("slots_or_whole_chunks_n32_eight_lanes", dtypes.FLOAT32, 200, 32, 34, (8, 1, 0), (8, 1, -1)),
+                     ("slots_or_whole_chunks_n128", dtypes.FLOAT32, 200, 128, 130, (16, 2, 0), (16, 2, -1)),
+                     ("element_strided_n127", dtypes.FLOAT32, 200, 127, 130, (16, 2, -2), (16, 2, -2)),
+                     ("element_strided_f64_n63", dtypes.FLOAT64, 200, 63, 65, (16, 2, -2), (16, 2, -2))]
+
+
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("case", OFF_PHASE_BATCHES, ids=[c[0] for c in OFF_PHASE_BATCHES])
+def test_rows_out_of_phase_in_a_batch_have_the_bits_they_have_alone(rng, case, op):
+    _, dtype, m, n, pitch, batch_knobs, alone_knobs = case
+    x = draw(rng, (m, pitch), dtype)[:, :n]
+    for a, knobs in ((x, batch_knobs), (x[:1], alone_knobs)):  # call's output: contiguous, as poisoned() makes it
+        rows, out = api.rows_view(a, (1,)), api.rows_view(poisoned(a.shape, dtype), (1,))
+        launch = api.plan(x.device.id, "auto", *rows.shape, (dtype, dtype), api.rows_aligned(rows), op,
+                          y_aligned=api.rows_aligned(out))[1]
+        assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
+    full = call(op, (x,), -1, "auto")
+    check_reference(op, (x,), full, -1)
+    for r in (0, 1, 2, 3, m - 1):  # rows at every 16-byte phase the pitch gives
+        same = numpy.array_equal(bits(call(op, (x[r:r + 1],), -1, "auto")), bits(full[r:r + 1]))
+        assert same, f"row {r} alone: bits differ from the batch of {m}"
+
+
 # Launches auto plans on a plain kernel (the fused options compiled out: warp_rows O = 0, split_row R = 0,
 # or R = -4 the plain fold; registry.plain_knob at that value), named by that path on the H100; rows of
 # 3001 and 50257 start mid-chunk.

@@ -140,16 +140,22 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; the rest read them element by
-# element. (id naming the path, N, dtype, the output's dtype, the planned (G, K)); 37 rows, so that every phase
-# shows (row 0's last granule partial and not folded, the others folded or not by their phase).
-ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2)),
-            ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2)),
-            ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4)),
-            ("granules_n255_bfloat16_float32_out_wider_stores", 255, dtypes.BFLOAT16, dtypes.FLOAT32, (16, 2)),
-            ("elements_n63_float32", 63, dtypes.FLOAT32, dtypes.FLOAT32, (8, 2)),
-            ("elements_n63_float64", 63, dtypes.FLOAT64, dtypes.FLOAT64, (16, 2)),
-            ("elements_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1)),
-            ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, dtypes.BFLOAT16, (2, 1))]
+# element, but float32 and float64 rows at (8, 1), (16, 2) and (32, 2), which read the row element-strided (O = -2:
+# lane l holds elements l + G * i; warp_rows.cu). (id naming the path, N, dtype, the output's dtype, the planned
+# (G, K, O)); 37 rows, so that every phase shows (row 0's last granule partial and not folded, the others folded
+# or not by their phase).
+ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2, 0)),
+            ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2, 0)),
+            ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4, 0)),
+            ("granules_n255_bfloat16_float32_out_wider_stores", 255, dtypes.BFLOAT16, dtypes.FLOAT32, (16, 2, 0)),
+            ("elements_n63_float32", 63, dtypes.FLOAT32, dtypes.FLOAT32, (8, 2, 0)),
+            ("elements_n31_float64", 31, dtypes.FLOAT64, dtypes.FLOAT64, (8, 2, 0)),
+            ("elements_n299_float32_four_a_lane", 299, dtypes.FLOAT32, dtypes.FLOAT32, (32, 4, 0)),
+            ("strided_n63_float64", 63, dtypes.FLOAT64, dtypes.FLOAT64, (16, 2, -2)),
+            ("strided_n127_float32", 127, dtypes.FLOAT32, dtypes.FLOAT32, (16, 2, -2)),
+            ("strided_n255_float32_full_warp", 255, dtypes.FLOAT32, dtypes.FLOAT32, (32, 2, -2)),
+            ("strided_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1, -2)),
+            ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, dtypes.BFLOAT16, (2, 1, 0))]
 ODD_LAYOUTS = ["one_in_out_at_phase", "one_in_out_off_phase", "strided_nan_gaps", "reversed", "exact_allocation"]
 
 
@@ -165,8 +171,8 @@ def special_rows(rng, m, n, dtype):
 @pytest.mark.parametrize("layout", ODD_LAYOUTS)
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
 @pytest.mark.parametrize("case", ODD_ROWS, ids=[c[0] for c in ODD_ROWS])
-def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout):
-    _, n, dtype, out_dtype, layout_gk = case
+def test_rows_out_of_phase_take_the_plain_layout_of_aligned_rows(rng, case, op, layout):
+    _, n, dtype, out_dtype, knobs = case
     m = 37
     values = special_rows(rng, m, n, dtype)
     out_base, out, ptr = poisoned((m * n + 16,), out_dtype), None, None
@@ -189,7 +195,7 @@ def test_rows_out_of_phase_take_the_slots_of_aligned_rows(rng, case, op, layout)
     try:
         launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, out_dtype), api.rows_aligned(x), op,
                           y_aligned=out is None or api.rows_aligned(out))[1]
-        assert (launch.variant, launch.knobs) == ("warp_rows", (*layout_gk, 0))
+        assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
         got = api.FUNCTIONS[op](x, axis=-1, out=out, dtype=out_dtype)
         cupy.cuda.Device().synchronize()
         expected = reference.REFERENCES[op](cupy.asnumpy(x), -1, dtype=out_dtype)

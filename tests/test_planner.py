@@ -298,7 +298,10 @@ def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pa
         for aligned in (True, False):
             n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
             launched.add(h100.plan("warp_rows", 64, n, pair, fake_facts, aligned).knobs)
-    assert launched == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN} <= set(v.knobs)
+    # float32 and float64 rows of N % V != 0 take the element-strided twin at its layouts (O = -2)
+    strided = set(v.strided) if pair in registry.STRIDED_PAIRS else set()
+    assert launched == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN} | strided
+    assert launched <= set(v.knob_sets(registry.SOFTMAX, pair=pair))
     assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1, 2)} <= set(v.knobs)
 
 
@@ -311,7 +314,7 @@ WHOLE_CHUNKS = [
     ("whole_chunks_n64", F32, 64, True, True, None, registry.SOFTMAX, -1),
     ("whole_chunks_log_softmax_bf16_n1024", BF16, 1024, True, True, None, registry.LOG_SOFTMAX, -1),
     ("whole_chunks_f16_n8_one_chunk", F16, 8, True, True, None, registry.SOFTMAX, -1),
-    ("n66_not_whole_chunks_plain", F32, 66, True, True, None, registry.SOFTMAX, 0),
+    ("n66_not_whole_chunks_element_strided", F32, 66, True, True, None, registry.SOFTMAX, -2),
     ("f16_n1020_not_whole_chunks_plain", F16, 1020, True, True, None, registry.SOFTMAX, 0),
     ("y_misaligned_plain", F32, 64, True, False, None, registry.SOFTMAX, 0),
     ("x_misaligned_plain", F32, 64, False, True, None, registry.SOFTMAX, 0),
@@ -336,6 +339,38 @@ def test_warp_rows_takes_its_kernel_on_whole_chunks_only_where_every_row_of_x_an
     assert launch.variant == "warp_rows" and launch.knobs[2] == o
     assert launch == dataclasses.replace(plain, knobs=launch.knobs)  # the same layout, block and grid
     assert launch.knobs in registry.VARIANTS["warp_rows"].knob_sets(op)
+
+
+# (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): warp_rows' plain float32 and
+# float64 kernels at (8, 1), (16, 2) and (32, 2) have an element-strided twin (O = -2) for rows whose N is not a
+# multiple of V, at any phase of x and y; not for N % V == 0 (on whole chunks where x and y allow, else Slots),
+# other layouts, 2-byte inputs, calls with options, nor the gradients.
+ELEMENT_STRIDED = [
+    ("strided_n31_one_chunk_a_lane", F32, 31, True, None, registry.SOFTMAX, (8, 1, -2)),
+    ("strided_n127_x_misaligned", F32, 127, False, None, registry.LOG_SOFTMAX, (16, 2, -2)),
+    ("strided_n255_full_warp", F32, 255, True, None, registry.SOFTMAX, (32, 2, -2)),
+    ("strided_f64_n127", F64, 127, False, None, registry.LOG_SOFTMAX, (32, 2, -2)),
+    ("n128_whole_chunks_slots", F32, 128, False, None, registry.SOFTMAX, (16, 2, 0)),
+    ("n63_eight_lanes_two_chunks_slots", F32, 63, False, None, registry.SOFTMAX, (8, 2, 0)),
+    ("n299_four_chunks_a_lane_slots", F32, 299, True, None, registry.SOFTMAX, (32, 4, 0)),
+    ("f16_n127_granules", F16, 127, True, None, registry.SOFTMAX, (8, 2, 0)),
+    ("bf16_to_f32_n255_granules", (dtypes.BFLOAT16, dtypes.FLOAT32), 255, True, None, registry.SOFTMAX, (16, 2, 0)),
+    ("scale_n127_options_twin", F32, 127, True, "scale", registry.SOFTMAX, (16, 2, 1)),
+    ("gradient_n127_plain", F32, 127, True, None, registry.SOFTMAX_BACKWARD, (16, 2, 0)),
+]
+
+
+@pytest.mark.parametrize("variant", ["warp_rows", "auto"])
+@pytest.mark.parametrize("case", ELEMENT_STRIDED, ids=[c[0] for c in ELEMENT_STRIDED])
+def test_warp_rows_takes_its_element_strided_kernel_only_for_plain_rows_never_whole_chunks(h100, case, variant):
+    _, pair, n, aligned, options, op, knobs = case
+    launch = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op, options is not None)
+    assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
+    if knobs[2] == -2:  # one kernel whatever the phase of x and y, for a batch as for a row alone
+        for m, x_aligned, y_aligned in [(4096, True, True), (4096, False, True), (1, True, False), (1, False, True)]:
+            alone = h100.plan(variant, m, n, pair, fake_facts, x_aligned, op, y_aligned=y_aligned)
+            assert alone.knobs == knobs, (m, x_aligned, y_aligned)
+        assert knobs in registry.VARIANTS["warp_rows"].knob_sets(op, pair=pair)
 
 
 def test_split_row_has_no_kernel_on_whole_chunks(h100):
