@@ -76,6 +76,53 @@ WARP_ROWS_ITEMS = (
     (INF, 2),
 )
 
+# warp_rows' element-strided kernels (O = -2; Planner.element_strided): float32 and float64 rows of N % V != 0
+# without options, by (the input's itemsize, op): the layout (G lanes, K chunks a lane) by the row's chunks
+# (None: the plain kernel on Slots). At a power of two of chunks one chunk a lane for float32 (two for float64) on
+# that many lanes ran best, past it twice (four) as many a lane on as many lanes as at the power before.
+# H200, 2026-11-29 (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s51-h200.txt: every (G, K) that
+# holds the row, strided and on Slots, 256 threads, arrays of 512 MiB, interleaved with the copy and torch; us,
+# softmax / log_softmax; copy 253):
+#   float32 N = 5 (2 chunks)    (2, 1) 299 / 311    Slots (2, 1) 537 / 568   torch 550 / 613
+#           N = 9 (3)           (2, 2) 259 / 258    (4, 1) 325 / 342, Slots (4, 1) 688 / 648
+#           N = 13 (4)          (4, 1) 276 / 278    (2, 2) 543 / 475
+#           N = 17 (5)          (4, 2) 265 / 266    (8, 1) 348 / 367
+#           N = 31 (8)          (8, 1) 266 / 267    (4, 2) 460 / 443
+#           N = 33 (9)          (8, 2) 271 / 275    (16, 1) 363 / 387, Slots (8, 2) 404 / 426
+#           N = 63 (16)         (16, 1) 265 / 267   (8, 2) 311 / 291, Slots (8, 2) 290 / 292
+#           N = 65 (17)         (16, 2) 276 / 286   (32, 1) 362 / 381, (8, 4) 278 / 318
+#           N = 127 (32)        (32, 1) 265 / 267   (16, 2) 268 / 261: log_softmax keeps (16, 2)   torch 268 / 258
+#           N = 129 (33)        (32, 2) 270 / 276   (16, 4) 269 / 289
+#           N = 255 (64)        (32, 2) 259 / 261   Slots (32, 2) 260 / 269
+#           N = 511 (128)       Slots (32, 4) 258 (log_softmax; strided 270): float32 stops at 64 chunks
+#   float64 N = 3 (2)           (1, 2) 328 / 344    Slots (2, 1) 720 / 752   torch 375 / 553
+#           N = 7 (4)           (2, 2) 332 / 345    (1, 4) 469 / 524, (4, 1) 532 / 541
+#           N = 9 (5)           (2, 4) 415 / 433    (4, 2) 497 / 526, Slots (8, 1) 1210 / 1318
+#           N = 15 (8)          (4, 2) 329 / 341    (2, 4) 477 / 476, (8, 1) 511 / 535
+#           N = 17 (9)          (4, 4) 448 / 473    (8, 2) 533 / 581
+#           N = 31 (16)         (4, 4) 305; (8, 2) 339 (log_softmax; (4, 4) 454)
+#           N = 33 (17)         (8, 4) 463 / 489    (16, 2) 569 / 616
+#           N = 63 (32)         (8, 4) 291; (16, 2) 343 (log_softmax; (8, 4) 465)
+#           N = 65 (33)         (16, 4) 475 / 503   (32, 2) 569 / 616
+#           N = 127 (64)        (16, 4) 289; (32, 2) 335 (log_softmax; (16, 4) 481)
+#           N = 129 (65)        (32, 4) 465 / 506   Slots (32, 4) 555 / 599
+#           N = 255 (128)       (32, 4) 284; Slots (32, 4) 423 (log_softmax; strided 453): log_softmax stops at 64
+# float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us at any N, two a lane
+# (60-64, four blocks) faster as the row fills them (docs/perf/strided-f64-log-s51-h200.txt, us, four / two):
+#   N = 35 (18 chunks) 468 / 586, 41 (21) 410 / 506, 49 (25) 488 / 427, 61 (31) 483 / 354;
+#   N = 67 (34) 494 / 603, 83 (42) 411 / 494, 91 (46) 507 / 454, 123 (62) 484 / 346:
+# so four a lane only to about 11/8 of the power before (5, 11, 22, 44 chunks).
+_F32_STRIDED = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
+                (16, (16, 1)), (31, (16, 2)))
+_F64_STRIDED = ((1, None), (2, (1, 2)), (4, (2, 2)), (7, (2, 4)), (8, (4, 2)))
+STRIDED_LAYOUTS = {
+    (4, registry.SOFTMAX): (*_F32_STRIDED, (32, (32, 1)), (64, (32, 2)), (INF, None)),
+    (4, registry.LOG_SOFTMAX): (*_F32_STRIDED, (32, (16, 2)), (64, (32, 2)), (INF, None)),
+    (8, registry.SOFTMAX): (*_F64_STRIDED, (16, (4, 4)), (32, (8, 4)), (64, (16, 4)), (128, (32, 4)), (INF, None)),
+    (8, registry.LOG_SOFTMAX): (*_F64_STRIDED, (11, (4, 4)), (16, (8, 2)), (22, (8, 4)), (32, (16, 2)), (44, (16, 4)),
+                                (64, (32, 2)), (INF, None)),
+}
+
 # split_row: chunks per thread held in registers (K), by the chunks a block
 # must hold; more chunks per thread means more loads in flight per thread.
 # H100 sweep of 2026-11-22 (clean L2): 4096 x 1024 float32 (256 chunks) K = 4
@@ -728,7 +775,7 @@ class Planner:
         if fused:
             launch = self.with_mask_room(v, launch, pair, facts)
         launch = self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
-        return self.element_strided(v, launch, n, pair, op)
+        return self.element_strided(v, launch, m, n, pair, op, facts)
 
     @staticmethod
     def plain_slots(v: registry.Variant, op: str, fused: bool) -> bool:
@@ -810,19 +857,24 @@ class Planner:
         twin = v.twin_on_whole_chunks(launch.knobs, op) if whole else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
-    @staticmethod
-    def element_strided(v: registry.Variant, launch: Launch, n: int, pair, op: str) -> Launch:
-        """The launch of the plain kernel's element-strided twin (registry: strided; warp_rows' O 0 -> -2), on the
-        same block and grid, for rows of n elements that are not whole chunks (n % V != 0), whatever their phase.
-        The twin sums in another order than the plain kernel and than its twin on whole chunks, so it takes only
-        rows that never run on whole chunks: such a row plans it alone as in any batch, and its bits do not depend
-        on its batch (a row of whole chunks out of phase keeps Slots, which sums as on whole chunks in phase).
-        Its bound is the plain kernel's or looser (kernels/warp_rows.cu, warp_rows_min_blocks), so it takes
-        the block. The layouts and their measurement: registry.WARP_ROWS_STRIDED."""
-        if n % (16 // pair[0].itemsize) == 0:
+    def element_strided(self, v: registry.Variant, launch: Launch, m: int, n: int, pair, op: str,
+                        facts: FactsFn) -> Launch:
+        """The launch of an element-strided kernel (registry: strided; warp_rows' O = -2) in place of the plain
+        kernel, on its own layout (STRIDED_LAYOUTS), for rows of n elements that are not whole chunks
+        (n % V != 0), whatever their phase; else the launch as it is. It sums in another order than the plain
+        kernel and its twin on whole chunks, so it takes only rows that never run on whole chunks: such a row
+        plans it alone as in any batch (the layout follows n, the dtype and the op), and its bits do not depend
+        on its batch (a row of whole chunks out of phase keeps Slots, which sums as on whole chunks in phase)."""
+        per_chunk = 16 // pair[0].itemsize
+        table = STRIDED_LAYOUTS.get((pair[0].itemsize, op))
+        if table is None or n % per_chunk == 0 or v.plain_knob is None or launch.knobs[v.plain_knob] != 0:
             return launch
-        twin = v.twin_element_strided(launch.knobs, op, pair)
-        return launch if twin is None else dataclasses.replace(launch, knobs=twin)
+        layout = lookup(table, _ceil_div(n, per_chunk))
+        knobs = None if layout is None else (*layout, -2)
+        if knobs not in v.strided_for(pair) or knobs not in v.knob_sets(op, pair=pair):
+            return launch
+        threads = min(WARP_ROWS_THREADS, facts(v.name, knobs).max_threads // 32 * 32)
+        return Launch(v.name, knobs, min(_ceil_div(m, threads // knobs[0]), MAX_GRID), threads, 0)
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""

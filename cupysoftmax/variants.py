@@ -80,9 +80,9 @@ class Variant:
     # lays out such calls' rows as if aligned (Planner.plain_slots).
     slots: bool = False
     # Knob sets of its element-strided plain kernels (warp_rows' O = -2: a row's elements dealt out to its lanes in
-    # turn, no 16-byte chunks), compiled for STRIDED_PAIRS only: the twin of the plain kernel (plain_knob 0 -> -2)
-    # for rows whose N is not a multiple of V (Planner.element_strided).
-    strided: tuple[tuple[int, ...], ...] = ()
+    # turn, no 16-byte chunks), by dtype: (dtype, knob sets) pairs, each compiled for that dtype in and out only;
+    # the planner's kernel for plain rows whose N is not a multiple of V (Planner.element_strided).
+    strided: tuple[tuple[object, tuple[tuple[int, ...], ...]], ...] = ()
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
@@ -93,8 +93,13 @@ class Variant:
         """The knob sets compiled for `op` on a device of compute capability `cc`, for the dtype pair `pair`
         (None: for any pair)."""
         knobs = self.backward_knobs if op in BACKWARD and self.backward_knobs is not None else self.knobs
+        strided = {k for _, sets in self.strided for k in sets}
         return [k for k in knobs if (cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only))
-                and (pair is None or pair in STRIDED_PAIRS or k not in self.strided)] or [()]
+                and (pair is None or k not in strided or k in self.strided_for(pair))] or [()]
+
+    def strided_for(self, pair) -> tuple[tuple[int, ...], ...]:
+        """The element-strided knob sets compiled for the dtype pair `pair` (none where input and output differ)."""
+        return next((sets for dtype, sets in self.strided if pair == (dtype, dtype)), ())
 
     def twin_with_options(self, knobs) -> tuple | None:
         """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
@@ -116,15 +121,6 @@ class Variant:
             return None
         twin = (*knobs[:i], whole, *knobs[i + 1:])
         return twin if twin in self.knob_sets(op) else None
-
-    def twin_element_strided(self, knobs, op: str, pair) -> tuple | None:
-        """The knob set of the plain kernel `knobs`' element-strided twin for `op` on `pair` (plain 0 -> -2), or
-        None where it has none."""
-        i = self.plain_knob
-        if i is None or knobs[i] != 0:
-            return None
-        twin = (*knobs[:i], -2, *knobs[i + 1:])
-        return twin if twin in self.strided and twin in self.knob_sets(op, pair=pair) else None
 
     def clustered(self, knobs) -> bool:
         return bool(self.cluster_template) and knobs[-1] > 1
@@ -151,18 +147,12 @@ WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4
 # and the fewest chunks K for them; tests/test_planner.py walks every row length to 256 chunks): the others
 # serve launch-shape sweeps (scripts/sweep_configs.py) with the options compiled in.
 WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
-# The layouts whose plain float32 and float64 kernels have an element-strided twin (O = -2: kernels/warp_rows.cu),
-# for rows of N % V != 0. A/B against Slots' element edges (O = 0) on the H200, 2026-11-29
-# (docs/perf/odd-rows-s50-h200.txt, third call; us, softmax / log_softmax, the second round of two):
-#   4194304 x 31 float32 (8, 1)     355 / 382 -> 259 / 261   (torch 417 / 455)
-#   2097152 x 127 float32 (16, 2)   536 / 567 -> 532 / 523   (torch 530 / 514)
-#   524288 x 127 float32 (16, 2)    137 / 144 -> 135 / 132   (torch 136 / 131)
-#   1048576 x 255 float32 (32, 2)   516 / 539 -> 518 / 520   (torch 532 / 512)
-#   1048576 x 127 float64 (32, 2)   912 / 934 -> 638 / 664   (torch 515 / 513)
-#   4194304 x 63 float32 (8, 2)     572 / 576 -> 610 / 569   (torch 596 / 576): softmax lost, so (8, 2) keeps
-# Slots, as do the layouts not timed (G < 8 at K = 1, K = 4 and 8).
-WARP_ROWS_STRIDED = ((8, 1), (16, 2), (32, 2))
-STRIDED_PAIRS = ((dtypes.FLOAT32, dtypes.FLOAT32), (dtypes.FLOAT64, dtypes.FLOAT64))
+# The layouts of the element-strided kernels (O = -2: kernels/warp_rows.cu), by dtype: those Planner.element_strided
+# plans (planner.STRIDED_LAYOUTS) for float32 rows of 2 to 64 chunks and float64 rows of 2 to 128.
+WARP_ROWS_STRIDED = ((dtypes.FLOAT32, ((2, 1), (2, 2), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1), (16, 2), (32, 1),
+                                       (32, 2))),
+                     (dtypes.FLOAT64, ((1, 2), (2, 2), (2, 4), (4, 2), (4, 4), (8, 2), (8, 4), (16, 2), (16, 4),
+                                       (32, 2), (32, 4))))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 # compiled for every pair (the planner folds no float64 row); R = -4 its plain twin, the options compiled out
 SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
@@ -217,8 +207,8 @@ VARIANTS: dict[str, Variant] = {
             # the plain path element-strided (float32 and float64 rows of N % V != 0: strided)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
             + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN)
-            + tuple((g, k, -2) for g, k in WARP_ROWS_STRIDED),
-            strided=tuple((g, k, -2) for g, k in WARP_ROWS_STRIDED),
+            + tuple(dict.fromkeys((g, k, -2) for _, layouts in WARP_ROWS_STRIDED for g, k in layouts)),
+            strided=tuple((dtype, tuple((g, k, -2) for g, k in layouts)) for dtype, layouts in WARP_ROWS_STRIDED),
             backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True, slots=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -28,12 +28,13 @@
 // of copy), 2097152 x 255 bfloat16 1187 -> 677 (42% -> 74%), 1048576 x 127
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -2 is the plain path element-strided, for float32 and float64 rows
-// whose N is not a multiple of V, at (G, K) = (8, 1), (16, 2) and (32, 2):
-// lane l of the row's G holds elements l + G * i, each read and written in a
-// scalar access (common.cuh, load_strided), any phase with no edge code. Its
-// sum runs in another order than O = 0's, so the planner gives it only rows
-// that never take O = -1 (N % V != 0: never whole chunks), and a row plans it
-// alone as in any batch (Planner.element_strided, with the measurement).
+// whose N is not a multiple of V, on layouts of their own (planner.py,
+// STRIDED_LAYOUTS: 2 to 64 chunks, float64 softmax 128): lane l of the row's
+// G holds elements l + G * i, each read and written in a scalar access
+// (common.cuh, load_strided), any phase with no edge code. Its sum runs in
+// another order than O = 0's, so the planner gives it only rows that never
+// take O = -1 (N % V != 0: never whole chunks), and a row plans it alone as
+// in any batch (Planner.element_strided, with the measurement).
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide
@@ -100,7 +101,7 @@ constexpr bool warp_rows_bounded =
 // six. On Slots they took 40 registers (softmax) and 47-48 (log_softmax), six and five blocks; held, 32 and 40, no
 // spills (sm_90 and sm_80, NVRTC 13), the same bits (H200, 2026-11-29, docs/perf/odd-rows-s50-h200.txt:
 // softmax 2097152 x 127 556 -> 536 us; log_softmax 4194304 x 63 601 -> 576); log_softmax at eight blocks
-// spilled 8 bytes and ran 25-40% slower. Element-strided (O = -2) both take 27-32 (sm_90) held to eight.
+// spilled 8 bytes and ran 25-40% slower. Element-strided (O = -2) both take 28-32 (sm_90) held to eight.
 template <typename Tin, typename Tout, int K, int O>
 constexpr bool warp_rows_plain_held = (O == 0 || O == -2) && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>

@@ -267,9 +267,9 @@ def test_lookup_tables():
 
 @pytest.mark.parametrize(
     "n, aligned, knobs",
-    [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (33, False, (8, 2, 0)), (100, False, (16, 2, 0)),
+    [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (36, False, (8, 2, 0)), (100, False, (16, 2, 0)),
      (256, True, (32, 2, 0)), (257, False, (32, 4, 0)), (1024, True, (32, 8, 0)), (2048, True, (32, 8, 0))],
-    ids=["n1_one_lane", "n8_two_lanes_one_chunk", "n32_eight_lanes_one_chunk", "n33_misaligned_eight_lanes",
+    ids=["n1_one_lane", "n8_two_lanes_one_chunk", "n32_eight_lanes_one_chunk", "n36_misaligned_eight_lanes",
          "n100_sixteen_lanes", "n256_full_warp", "n257_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
          "n2048_float16_eight_chunks"],
 )
@@ -291,17 +291,20 @@ def test_warp_rows_launches_the_kernel_that_reads_the_options_only_for_calls_tha
 
 @pytest.mark.parametrize("pair", [F16, F32, F64], ids=["float16", "float32", "float64"])
 def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pair):
-    # variants.WARP_ROWS_PLAIN: every row length warp_rows serves, aligned or not, lands on one of its layouts
+    # variants.WARP_ROWS_PLAIN: every row length warp_rows serves, aligned or not, lands on one of its layouts;
+    # float32 and float64 rows of N % V != 0 on one of their element-strided layouts (variants.WARP_ROWS_STRIDED,
+    # planner.STRIDED_LAYOUTS), every one of which some row takes
     v = registry.VARIANTS["warp_rows"]
     launched = set()
-    for chunks in range(1, 257):
-        for aligned in (True, False):
-            n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
-            launched.add(h100.plan("warp_rows", 64, n, pair, fake_facts, aligned).knobs)
-    # float32 and float64 rows of N % V != 0 take the element-strided twin at its layouts (O = -2)
-    strided = set(v.strided) if pair in registry.STRIDED_PAIRS else set()
-    assert launched == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN} | strided
-    assert launched <= set(v.knob_sets(registry.SOFTMAX, pair=pair))
+    for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+        for chunks in range(1, 257):
+            for aligned in (True, False):
+                n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
+                g, k, o = h100.plan("warp_rows", 64, n, pair, fake_facts, aligned, op).knobs
+                assert (g, k, o) in v.knob_sets(op, pair=pair) and g * k * 16 >= n * pair[0].itemsize  # holds the row
+                launched.add((g, k, o))
+    assert {k for k in launched if k[2] == 0} == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN}
+    assert {k for k in launched if k[2] != 0} == set(v.strided_for(pair))
     assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1, 2)} <= set(v.knobs)
 
 
@@ -341,17 +344,25 @@ def test_warp_rows_takes_its_kernel_on_whole_chunks_only_where_every_row_of_x_an
     assert launch.knobs in registry.VARIANTS["warp_rows"].knob_sets(op)
 
 
-# (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): warp_rows' plain float32 and
-# float64 kernels at (8, 1), (16, 2) and (32, 2) have an element-strided twin (O = -2) for rows whose N is not a
-# multiple of V, at any phase of x and y; not for N % V == 0 (on whole chunks where x and y allow, else Slots),
-# other layouts, 2-byte inputs, calls with options, nor the gradients.
+# (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): plain float32 and float64 rows
+# whose N is not a multiple of V take warp_rows' element-strided kernels (O = -2) on their own layouts
+# (planner.STRIDED_LAYOUTS), at any phase of x and y; not rows of N % V == 0 (on whole chunks where x and y allow,
+# else Slots), rows past the table's chunks, 2-byte inputs, calls with options, nor the gradients.
 ELEMENT_STRIDED = [
     ("strided_n31_one_chunk_a_lane", F32, 31, True, None, registry.SOFTMAX, (8, 1, -2)),
     ("strided_n127_x_misaligned", F32, 127, False, None, registry.LOG_SOFTMAX, (16, 2, -2)),
     ("strided_n255_full_warp", F32, 255, True, None, registry.SOFTMAX, (32, 2, -2)),
     ("strided_f64_n127", F64, 127, False, None, registry.LOG_SOFTMAX, (32, 2, -2)),
     ("n128_whole_chunks_slots", F32, 128, False, None, registry.SOFTMAX, (16, 2, 0)),
-    ("n63_eight_lanes_two_chunks_slots", F32, 63, False, None, registry.SOFTMAX, (8, 2, 0)),
+    ("strided_n63_sixteen_lanes_one_chunk_where_slots_has_eight_of_two", F32, 63, False, None, registry.SOFTMAX,
+     (16, 1, -2)),
+    ("strided_n9_two_lanes_of_two_chunks", F32, 9, True, None, registry.LOG_SOFTMAX, (2, 2, -2)),
+    ("strided_f64_n255_four_chunks_a_lane", F64, 255, True, None, registry.SOFTMAX, (32, 4, -2)),
+    ("f64_log_softmax_n255_past_its_strided_layouts_slots", F64, 255, True, None, registry.LOG_SOFTMAX, (32, 4, 0)),
+    ("strided_f64_n99_four_chunks_a_lane", F64, 99, False, None, registry.SOFTMAX, (16, 4, -2)),
+    ("strided_f64_log_softmax_n99_two_chunks_a_lane", F64, 99, False, None, registry.LOG_SOFTMAX, (32, 2, -2)),
+    ("n257_past_64_chunks_slots", F32, 257, True, None, registry.SOFTMAX, (32, 4, 0)),
+    ("n3_one_chunk_slots", F32, 3, True, None, registry.SOFTMAX, (1, 1, 0)),
     ("n299_four_chunks_a_lane_slots", F32, 299, True, None, registry.SOFTMAX, (32, 4, 0)),
     ("f16_n127_granules", F16, 127, True, None, registry.SOFTMAX, (8, 2, 0)),
     ("bf16_to_f32_n255_granules", (dtypes.BFLOAT16, dtypes.FLOAT32), 255, True, None, registry.SOFTMAX, (16, 2, 0)),
@@ -366,6 +377,7 @@ def test_warp_rows_takes_its_element_strided_kernel_only_for_plain_rows_never_wh
     _, pair, n, aligned, options, op, knobs = case
     launch = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op, options is not None)
     assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
+    assert launch.grid == -(-4096 // (launch.block // knobs[0]))  # a block for each blockDim.x / G rows
     if knobs[2] == -2:  # one kernel whatever the phase of x and y, for a batch as for a row alone
         for m, x_aligned, y_aligned in [(4096, True, True), (4096, False, True), (1, True, False), (1, False, True)]:
             alone = h100.plan(variant, m, n, pair, fake_facts, x_aligned, op, y_aligned=y_aligned)
@@ -395,10 +407,10 @@ def test_a_refusal_names_warp_rows_for_plain_rows_out_of_phase_it_lays_out_as_al
 
 
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
-@pytest.mark.parametrize("n, pair, plain, options", [(63, F32, (8, 2), (16, 2)), (255, BF16, (16, 2), (32, 2)),
+@pytest.mark.parametrize("n, pair, plain, options", [(510, F32, (32, 4), (32, 8)), (255, BF16, (16, 2), (32, 2)),
                                                      (1023, BF16, (32, 4), (32, 8)), (127, F16, (8, 2), (16, 2)),
                                                      (64, F32, (8, 2), (16, 2))],
-                         ids=["n63_float32", "n255_bfloat16", "n1023_bfloat16", "n127_float16", "n64_float32"])
+                         ids=["n510_float32", "n255_bfloat16", "n1023_bfloat16", "n127_float16", "n64_float32"])
 def test_warp_rows_lays_out_plain_rows_of_any_phase_as_aligned_ones(h100, n, pair, plain, options, op):
     # plain calls: the layout of an aligned row of N (Planner.plain_slots), whatever the rows' phase; calls with
     # options and the gradients keep the layout of their phase (a chunk more for rows out of phase)

@@ -1,0 +1,78 @@
+"""Evidence for registry.WARP_ROWS_STRIDED and warp_rows' layouts: every (G, K) that holds a row of N elements, as
+Slots (O = 0) and element-strided (O = -2), against torch, for rows of N % V != 0.
+
+Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
+float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and
+torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred. One line a candidate: knobs,
+registers, us, % of copy, error ratio.
+Usage: python scripts/probe_strided_layouts.py [M:N:dtype:op ...]   (default: SHAPES)
+"""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax import variants as registry
+from cupysoftmax.planner import Launch, _ceil_div
+
+# Row lengths at the edges of the layouts' chunk counts (f32 V = 4, f64 V = 2), arrays of 512 MiB
+EDGES = {"float32": (5, 9, 13, 17, 31, 33, 63, 65, 127, 129, 255),
+         "float64": (3, 7, 9, 15, 17, 31, 33, 63, 65, 127, 129, 255, 511)}
+SHAPES = [f"{(1 << 29) // (n * (4 if dt == 'float32' else 8))}:{n}:{dt}:{op}" for dt, ns in EDGES.items() for n in ns
+          for op in ("softmax", "log_softmax")]
+THREADS = 256
+
+
+def layouts(n, dtype):
+    """(G, K) with G * K * V >= N, the fewest chunks a lane first, no more than twice the row's chunks."""
+    chunks = _ceil_div(n, 16 // dtype.itemsize)
+    return [(g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8) if chunks <= g * k < 2 * chunks]
+
+
+def main(specs):
+    import torch
+
+    dev = cupy.cuda.Device().id
+    cases = [(int(m), int(n), dtypes.parse(dt), op) for m, n, dt, op in (s.split(":") for s in specs)]
+    jobs = sorted({(dtype, (g, k, o), op) for _, n, dtype, op in cases for g, k in layouts(n, dtype) for o in (0, -2)},
+                  key=str)
+    source = loader.source("warp_rows")
+    with ThreadPoolExecutor(8) as pool:
+        kernels = dict(zip(jobs, pool.map(
+            lambda j: loader.compile_source(source, "warp_rows", (j[0], j[0]), j[1], dev, j[2]), jobs)))
+    for m, n, dtype, op in cases:
+        pair = (dtype, dtype)
+        x = bench.random_input(m, n, dtype)
+        y = cupy.empty_like(x)
+        rows = numpy.unique(numpy.linspace(0, m - 1, 64).astype(int))
+        expected = reference.REFERENCES[op](cupy.asnumpy(x[rows]), -1)
+        picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op)[1]
+        fns, notes = {"copy": bench.copy_call(x.nbytes)}, {}
+        tx = torch.as_tensor(x, device="cuda")
+        fns["torch"] = (lambda tx=tx: torch.softmax(tx, -1)) if op == registry.SOFTMAX else (
+            lambda tx=tx: torch.log_softmax(tx, -1))
+        for g, k in layouts(n, dtype):
+            for o in (0, -2):
+                kernel = kernels[(dtype, (g, k, o), op)]
+                launch = Launch("warp_rows", (g, k, o), min(_ceil_div(m, THREADS // g), 2**31 - 1), THREADS, 0)
+                y.fill(numpy.nan)
+                api.launch_rows(kernel, launch, x, y)
+                cupy.cuda.Device().synchronize()
+                err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype, op)
+                star = "*" if (picked.variant, picked.knobs) == ("warp_rows", (g, k, o)) else " "
+                name = f"{star} ({g}, {k}, {o})"
+                fns[name] = lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y)
+                notes[name] = f"regs {kernel.num_regs:>3}  err {err:.3f}"
+        times = bench.interleaved_ms(fns, repeat=30, rounds=3)
+        copy = times["copy"]
+        print(f"{m} x {n} {dtype.name} {op}: copy {copy * 1e3:.1f} us, planned {picked.variant} {picked.knobs}")
+        for name, ms in times.items():
+            print(f"   {name:<14} {ms * 1e3:>8.1f} us {100 * copy / ms:>5.0f}%  {notes.get(name, '')}", flush=True)
+        del x, y, tx
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or SHAPES)
