@@ -66,7 +66,8 @@
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
-// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_grad_bounded);
+// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_wide_held,
+// warp_rows_grad_bounded);
 // 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 and 2
@@ -104,10 +105,16 @@ constexpr bool warp_rows_bounded =
 // spilled 8 bytes and ran 25-40% slower. Element-strided (O = -2) both take 28-32 (sm_90) held to eight.
 template <typename Tin, typename Tout, int K, int O>
 constexpr bool warp_rows_plain_held = (O == 0 || O == -2) && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
+// float64's element-strided softmax of four chunks a lane took 68-71 registers, three 256-thread blocks an SM;
+// held to four (64) it spills nothing (sm_90 and sm_80, NVRTC 13; sm_80 took 46 free, 58-60 held; its
+// log_softmax twin would spill 48-56 bytes).
+template <typename Tin, bool LOG, int K, int O>
+constexpr bool warp_rows_wide_held = O == -2 && !LOG && K == 4 && sizeof(Tin) == 8;
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
-constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>         ? 8
-                                     : warp_rows_plain_held<Tin, Tout, K, O> ? (LOG && O == 0 ? 6 : 8)
-                                                                               : 0;
+constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>           ? 8
+                                     : warp_rows_plain_held<Tin, Tout, K, O>      ? (LOG && O == 0 ? 6 : 8)
+                                     : warp_rows_wide_held<Tin, LOG, K, O>        ? 4
+                                                                                  : 0;
 }  // namespace csm
 
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
