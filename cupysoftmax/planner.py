@@ -78,8 +78,9 @@ WARP_ROWS_ITEMS = (
 
 # warp_rows' element-strided kernels (O = -2; Planner.element_strided): float32 and float64 rows of N % V != 0
 # without options, by (the input's itemsize, op): the layout (G lanes, K chunks a lane) by the row's chunks
-# (None: the plain kernel on Slots). At a power of two of chunks one chunk a lane for float32 (two for float64) on
-# that many lanes ran best, past it twice (four) as many a lane on as many lanes as at the power before.
+# (None: the plain kernel on Slots). float32 ran best with one chunk a lane on as many lanes as chunks at a power of
+# two of chunks, and with two a lane on the lanes of the power before past it; float64 alike with two and four a
+# lane, but softmax with four from 16 chunks on, and log_softmax with four only to about 11/8 of the power before.
 # H200, 2026-11-29 (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s51-h200.txt: every (G, K) that
 # holds the row, strided and on Slots, 256 threads, arrays of 512 MiB, interleaved with the copy and torch; us,
 # softmax / log_softmax; copy 253):
@@ -107,19 +108,22 @@ WARP_ROWS_ITEMS = (
 #           N = 127 (64)        (16, 4) 289; (32, 2) 335 (log_softmax; (16, 4) 481)
 #           N = 129 (65)        (32, 4) 465 / 506   Slots (32, 4) 555 / 599
 #           N = 255 (128)       (32, 4) 284; Slots (32, 4) 423 (log_softmax; strided 453): log_softmax stops at 64
-# float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us at any N, two a lane
-# (60-64, four blocks) faster as the row fills them (docs/perf/strided-f64-log-s51-h200.txt, us, four / two):
+# (float64 softmax of four chunks a lane since ran 10-13% faster held to four blocks an SM: kernels/warp_rows.cu,
+# warp_rows_wide_held.) float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us
+# at any N, two a lane (60-64, four blocks) faster as the row fills them (docs/perf/strided-f64-log-s51-h200.txt,
+# us, four / two):
 #   N = 35 (18 chunks) 468 / 586, 41 (21) 410 / 506, 49 (25) 488 / 427, 61 (31) 483 / 354;
 #   N = 67 (34) 494 / 603, 83 (42) 411 / 494, 91 (46) 507 / 454, 123 (62) 484 / 346:
-# so four a lane only to about 11/8 of the power before (5, 11, 22, 44 chunks).
-_F32_STRIDED = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
+# so four a lane to 11, 22 and 44 chunks (to 7 as softmax, measured at 5 only); past 64 chunks it keeps Slots,
+# measured at 65 (strided (32, 4) 506 against 599) and 128 (453 against 423) only.
+_F32_LAYOUTS = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
                 (16, (16, 1)), (31, (16, 2)))
-_F64_STRIDED = ((1, None), (2, (1, 2)), (4, (2, 2)), (7, (2, 4)), (8, (4, 2)))
-STRIDED_LAYOUTS = {
-    (4, registry.SOFTMAX): (*_F32_STRIDED, (32, (32, 1)), (64, (32, 2)), (INF, None)),
-    (4, registry.LOG_SOFTMAX): (*_F32_STRIDED, (32, (16, 2)), (64, (32, 2)), (INF, None)),
-    (8, registry.SOFTMAX): (*_F64_STRIDED, (16, (4, 4)), (32, (8, 4)), (64, (16, 4)), (128, (32, 4)), (INF, None)),
-    (8, registry.LOG_SOFTMAX): (*_F64_STRIDED, (11, (4, 4)), (16, (8, 2)), (22, (8, 4)), (32, (16, 2)), (44, (16, 4)),
+_F64_LAYOUTS = ((1, None), (2, (1, 2)), (4, (2, 2)), (7, (2, 4)), (8, (4, 2)))
+ELEMENT_STRIDED_LAYOUTS = {
+    (4, registry.SOFTMAX): (*_F32_LAYOUTS, (32, (32, 1)), (64, (32, 2)), (INF, None)),
+    (4, registry.LOG_SOFTMAX): (*_F32_LAYOUTS, (32, (16, 2)), (64, (32, 2)), (INF, None)),
+    (8, registry.SOFTMAX): (*_F64_LAYOUTS, (16, (4, 4)), (32, (8, 4)), (64, (16, 4)), (128, (32, 4)), (INF, None)),
+    (8, registry.LOG_SOFTMAX): (*_F64_LAYOUTS, (11, (4, 4)), (16, (8, 2)), (22, (8, 4)), (32, (16, 2)), (44, (16, 4)),
                                 (64, (32, 2)), (INF, None)),
 }
 
@@ -767,7 +771,9 @@ class Planner:
     def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False, mask_direct=False) -> Launch:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
         mask's room; a call with where= may take another layout of its row first: with_mask_layout), then that
-        kernel's twin on whole chunks where the call's rows (and mask) allow. `facts` as_launched gives them."""
+        kernel's twin on whole chunks where the call's rows (and mask) allow, or, for plain rows that are not whole
+        chunks, an element-strided kernel on a layout of its own (element_strided). `facts` as_launched gives
+        them."""
         laid_out = aligned or self.plain_slots(v, op, fused)  # plain calls: rows of any phase as aligned ones
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, laid_out, op), fused)
         if masked:
@@ -859,22 +865,24 @@ class Planner:
 
     def element_strided(self, v: registry.Variant, launch: Launch, m: int, n: int, pair, op: str,
                         facts: FactsFn) -> Launch:
-        """The launch of an element-strided kernel (registry: strided; warp_rows' O = -2) in place of the plain
-        kernel, on its own layout (STRIDED_LAYOUTS), for rows of n elements that are not whole chunks
-        (n % V != 0), whatever their phase; else the launch as it is. It sums in another order than the plain
-        kernel and its twin on whole chunks, so it takes only rows that never run on whole chunks: such a row
-        plans it alone as in any batch (the layout follows n, the dtype and the op), and its bits do not depend
-        on its batch (a row of whole chunks out of phase keeps Slots, which sums as on whole chunks in phase)."""
+        """The launch of an element-strided kernel (registry: element_strided; warp_rows' O = -2) in place of the
+        plain kernel, on a layout of its own (ELEMENT_STRIDED_LAYOUTS: G, K, and so the block's rows and the
+        grid), for rows of n elements that are not whole chunks (n % V != 0), whatever their phase; else the
+        launch as it is. It sums in another order than the plain kernel and its twin on whole chunks, so it takes
+        only rows that never run on whole chunks: such a row plans it alone as in any batch (the layout follows
+        n, the dtype and the op), and its bits do not depend on its batch (a row of whole chunks out of phase
+        keeps Slots, which sums as on whole chunks in phase)."""
         per_chunk = 16 // pair[0].itemsize
-        table = STRIDED_LAYOUTS.get((pair[0].itemsize, op))
-        if table is None or n % per_chunk == 0 or v.plain_knob is None or launch.knobs[v.plain_knob] != 0:
+        table = ELEMENT_STRIDED_LAYOUTS.get((pair[0].itemsize, op))
+        if not v.element_strided or table is None or n % per_chunk == 0 or launch.knobs[v.plain_knob] != 0:
             return launch
         layout = lookup(table, _ceil_div(n, per_chunk))
         knobs = None if layout is None else (*layout, -2)
-        if knobs not in v.strided_for(pair) or knobs not in v.knob_sets(op, pair=pair):
+        if knobs not in v.element_strided_for(pair, op):
             return launch
-        threads = min(WARP_ROWS_THREADS, facts(v.name, knobs).max_threads // 32 * 32)
-        return Launch(v.name, knobs, min(_ceil_div(m, threads // knobs[0]), MAX_GRID), threads, 0)
+        block = min(WARP_ROWS_THREADS, facts(v.name, knobs).max_threads // 32 * 32)
+        return dataclasses.replace(launch, knobs=knobs, block=block,
+                                   grid=min(_ceil_div(m, block // knobs[0]), MAX_GRID))
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""

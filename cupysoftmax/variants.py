@@ -80,9 +80,9 @@ class Variant:
     # lays out such calls' rows as if aligned (Planner.plain_slots).
     slots: bool = False
     # Knob sets of its element-strided plain kernels (warp_rows' O = -2: a row's elements dealt out to its lanes in
-    # turn, no 16-byte chunks), by dtype: (dtype, knob sets) pairs, each compiled for that dtype in and out only;
-    # the planner's kernel for plain rows whose N is not a multiple of V (Planner.element_strided).
-    strided: tuple[tuple[object, tuple[tuple[int, ...], ...]], ...] = ()
+    # turn, no 16-byte chunks): (dtype, op, knob sets), each compiled for that op with that dtype in and out only;
+    # the planner's kernels for plain rows whose N is not a multiple of V (Planner.element_strided).
+    element_strided: tuple[tuple[object, str, tuple[tuple[int, ...], ...]], ...] = ()
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
     def instantiations(self, cc: tuple[int, int] = (9, 0)) -> list[tuple[tuple, tuple, str]]:
@@ -91,15 +91,20 @@ class Variant:
 
     def knob_sets(self, op: str = SOFTMAX, cc: tuple[int, int] = (9, 0), pair=None) -> list[tuple[int, ...]]:
         """The knob sets compiled for `op` on a device of compute capability `cc`, for the dtype pair `pair`
-        (None: for any pair)."""
+        (None: those of every pair, element-strided ones of any dtype included)."""
         knobs = self.backward_knobs if op in BACKWARD and self.backward_knobs is not None else self.knobs
-        strided = {k for _, sets in self.strided for k in sets}
+        mine = ({k for _, o, sets in self.element_strided if o == op for k in sets} if pair is None
+                else set(self.element_strided_for(pair, op)))
         return [k for k in knobs if (cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only))
-                and (pair is None or k not in strided or k in self.strided_for(pair))] or [()]
+                and (not self.is_element_strided(k) or k in mine)] or [()]
 
-    def strided_for(self, pair) -> tuple[tuple[int, ...], ...]:
-        """The element-strided knob sets compiled for the dtype pair `pair` (none where input and output differ)."""
-        return next((sets for dtype, sets in self.strided if pair == (dtype, dtype)), ())
+    def is_element_strided(self, knobs) -> bool:
+        return any(knobs in sets for _, _, sets in self.element_strided)
+
+    def element_strided_for(self, pair, op: str) -> tuple[tuple[int, ...], ...]:
+        """The element-strided knob sets compiled for `op` on the dtype pair `pair` (none where input and output
+        differ)."""
+        return next((sets for dtype, o, sets in self.element_strided if pair == (dtype, dtype) and o == op), ())
 
     def twin_with_options(self, knobs) -> tuple | None:
         """The knob set of the kernel that reads scale= and where= in place of the plain kernel `knobs`, or None
@@ -108,8 +113,8 @@ class Variant:
         if self.gridded(knobs):  # the grid's plain kernel is C = -1, its twin C = 0
             return (*knobs[:-1], 0) if knobs[-1] < 0 else None
         i = self.plain_knob
-        if i is None or knobs[i] > 0 or self.clustered(knobs):
-            return None
+        if i is None or knobs[i] > 0 or self.clustered(knobs) or self.is_element_strided(knobs):
+            return None  # the element-strided kernels have none: the planner takes them after with_options
         return (*knobs[:i], -knobs[i] or 1, *knobs[i + 1:])
 
     def twin_on_whole_chunks(self, knobs, op: str) -> tuple | None:
@@ -147,12 +152,14 @@ WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4
 # and the fewest chunks K for them; tests/test_planner.py walks every row length to 256 chunks): the others
 # serve launch-shape sweeps (scripts/sweep_configs.py) with the options compiled in.
 WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
-# The layouts of the element-strided kernels (O = -2: kernels/warp_rows.cu), by dtype: those Planner.element_strided
-# plans (planner.STRIDED_LAYOUTS) for float32 rows of 2 to 64 chunks and float64 rows of 2 to 128.
-WARP_ROWS_STRIDED = ((dtypes.FLOAT32, ((2, 1), (2, 2), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1), (16, 2), (32, 1),
-                                       (32, 2))),
-                     (dtypes.FLOAT64, ((1, 2), (2, 2), (2, 4), (4, 2), (4, 4), (8, 2), (8, 4), (16, 2), (16, 4),
-                                       (32, 2), (32, 4))))
+# The layouts of the element-strided kernels (O = -2: kernels/warp_rows.cu), by dtype and op: those
+# Planner.element_strided plans (planner.ELEMENT_STRIDED_LAYOUTS; tests/test_planner.py walks them).
+_F32_STRIDED = ((2, 1), (2, 2), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1), (16, 2))
+_F64_STRIDED = ((1, 2), (2, 2), (2, 4), (4, 2), (4, 4), (8, 4), (16, 4))
+WARP_ROWS_ELEMENT_STRIDED = ((dtypes.FLOAT32, SOFTMAX, (*_F32_STRIDED, (32, 1), (32, 2))),
+                             (dtypes.FLOAT32, LOG_SOFTMAX, (*_F32_STRIDED, (32, 2))),
+                             (dtypes.FLOAT64, SOFTMAX, (*_F64_STRIDED, (32, 4))),
+                             (dtypes.FLOAT64, LOG_SOFTMAX, (*_F64_STRIDED, (8, 2), (16, 2), (32, 2))))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
 # compiled for every pair (the planner folds no float64 row); R = -4 its plain twin, the options compiled out
 SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
@@ -204,11 +211,12 @@ VARIANTS: dict[str, Variant] = {
             # hold a row of any phase in ceil(N / V) chunks: slots), O = -1 is the
             # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk), O = 2
             # the options on whole chunks (a mask, if any, read row for row at x's phase: warp_rows.cu), O = -2
-            # the plain path element-strided (float32 and float64 rows of N % V != 0: strided)
+            # the plain path element-strided (float32 and float64 rows of N % V != 0: element_strided)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
             + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN)
-            + tuple(dict.fromkeys((g, k, -2) for _, layouts in WARP_ROWS_STRIDED for g, k in layouts)),
-            strided=tuple((dtype, tuple((g, k, -2) for g, k in layouts)) for dtype, layouts in WARP_ROWS_STRIDED),
+            + tuple(dict.fromkeys((g, k, -2) for _, _, layouts in WARP_ROWS_ELEMENT_STRIDED for g, k in layouts)),
+            element_strided=tuple((dtype, op, tuple((g, k, -2) for g, k in layouts))
+                                  for dtype, op, layouts in WARP_ROWS_ELEMENT_STRIDED),
             backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True, slots=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

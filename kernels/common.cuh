@@ -1215,8 +1215,9 @@ __device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restric
 // bytes: warp_rows' float32 and 2-byte log_softmax); with more slots a second
 // pass, which took fewer registers (bfloat16 (16, 2), sm_90: 56 in one pass,
 // 47 to 52 in two, measured when 2-byte rows still took this path; since
-// GRANULES only float32 and float64 rows of more than one chunk a lane do, but
-// those warp_rows reads element-strided: warp_rows.cu, O = -2).
+// GRANULES only float32 and float64 rows of more than one chunk a lane do that
+// warp_rows does not read element-strided: rows of whole chunks out of phase,
+// and rows past its element-strided layouts (warp_rows.cu, O = -2).
 template <typename Tin, typename Tout, typename H>
 __device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
                                             int stride, const Slots<Tin>& s, const H& held) {

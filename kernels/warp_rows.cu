@@ -29,12 +29,12 @@
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -2 is the plain path element-strided, for float32 and float64 rows
 // whose N is not a multiple of V, on layouts of their own (planner.py,
-// STRIDED_LAYOUTS: 2 to 64 chunks, float64 softmax 128): lane l of the row's
+// ELEMENT_STRIDED_LAYOUTS: 2 to 64 chunks, float64 softmax 128): lane l of
 // G holds elements l + G * i, each read and written in a scalar access
 // (common.cuh, load_strided), any phase with no edge code. Its sum runs in
 // another order than O = 0's, so the planner gives it only rows that never
 // take O = -1 (N % V != 0: never whole chunks), and a row plans it alone as
-// in any batch (Planner.element_strided, with the measurement).
+// in any batch (Planner.element_strided; the measurement beside the table).
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide

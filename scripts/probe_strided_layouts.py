@@ -1,5 +1,5 @@
-"""Evidence for registry.WARP_ROWS_STRIDED and warp_rows' layouts: every (G, K) that holds a row of N elements, as
-Slots (O = 0) and element-strided (O = -2), against torch, for rows of N % V != 0.
+"""Evidence for planner.ELEMENT_STRIDED_LAYOUTS: every warp_rows (G, K) that holds a row of N elements, on Slots
+(O = 0) and element-strided (O = -2), against torch, for rows of N % V != 0.
 
 Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
 float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and

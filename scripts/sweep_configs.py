@@ -32,7 +32,8 @@ def candidates(planner, m, n, pair, facts):
     chunks = planner._chunks(n, pair, True)
     knobs = registry_knobs("warp_rows")
     for g, k, o in knobs:  # each layout once: its plain kernel (O = 0) where compiled, else the options one
-        if g * k >= chunks and (g * k) // 2 < chunks and (o == 0 or (g, k, 0) not in knobs):
+        # (the element-strided kernels, O = -2: scripts/probe_strided_layouts.py)
+        if g * k >= chunks and (g * k) // 2 < chunks and o != -2 and (o == 0 or (g, k, 0) not in knobs):
             yield Launch("warp_rows", (g, k, o), min(_ceil_div(m, 256 // g), 2**31 - 1), 256, 0)
     v = VARIANTS["split_row"]
     for knobs in registry_knobs("split_row"):

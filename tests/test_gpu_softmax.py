@@ -142,9 +142,9 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; float32 and float64 rows past the
 # element-strided layouts read them element by element. float32 and float64 rows of 2 to 64 chunks (float64
 # softmax: 128) read the row element-strided (O = -2: lane l holds elements l + G * i; warp_rows.cu), on layouts
-# of their own (planner.STRIDED_LAYOUTS). (id naming the path, N, dtype, the output's dtype, the planned (G, K, O),
-# or those by op); 37 rows, so that every phase shows (row 0's last granule partial and not
-# folded, the others folded or not by their phase).
+# of their own (planner.ELEMENT_STRIDED_LAYOUTS). (id naming the path, N, dtype, the output's dtype, the planned
+# (G, K, O), or those by op); 37 rows, so that every phase shows (row 0's last granule partial and not folded, the
+# others folded or not by their phase).
 ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2, 0)),
             ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2, 0)),
             ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4, 0)),

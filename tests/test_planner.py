@@ -265,6 +265,8 @@ def test_lookup_tables():
         lookup(((10, 1),), 11)
 
 
+# The chunk layouts' rule; float32 and float64 rows of N % V != 0 of 2 to 64 chunks take the element-strided
+# layouts instead (ELEMENT_STRIDED below), so the float32 rows here are whole chunks or out of those.
 @pytest.mark.parametrize(
     "n, aligned, knobs",
     [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (36, False, (8, 2, 0)), (100, False, (16, 2, 0)),
@@ -292,19 +294,20 @@ def test_warp_rows_launches_the_kernel_that_reads_the_options_only_for_calls_tha
 @pytest.mark.parametrize("pair", [F16, F32, F64], ids=["float16", "float32", "float64"])
 def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pair):
     # variants.WARP_ROWS_PLAIN: every row length warp_rows serves, aligned or not, lands on one of its layouts;
-    # float32 and float64 rows of N % V != 0 on one of their element-strided layouts (variants.WARP_ROWS_STRIDED,
-    # planner.STRIDED_LAYOUTS), every one of which some row takes
+    # float32 and float64 rows of N % V != 0 on one of the element-strided layouts of their op
+    # (variants.WARP_ROWS_ELEMENT_STRIDED, planner.ELEMENT_STRIDED_LAYOUTS), every one of which some row takes
     v = registry.VARIANTS["warp_rows"]
-    launched = set()
+    plain = set()
     for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+        strided = set()
         for chunks in range(1, 257):
             for aligned in (True, False):
                 n = chunks * (16 // pair[0].itemsize) - (0 if aligned else 16 // pair[0].itemsize - 1)  # spans `chunks`
                 g, k, o = h100.plan("warp_rows", 64, n, pair, fake_facts, aligned, op).knobs
                 assert (g, k, o) in v.knob_sets(op, pair=pair) and g * k * 16 >= n * pair[0].itemsize  # holds the row
-                launched.add((g, k, o))
-    assert {k for k in launched if k[2] == 0} == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN}
-    assert {k for k in launched if k[2] != 0} == set(v.strided_for(pair))
+                (plain if o == 0 else strided).add((g, k, o))
+        assert strided == set(v.element_strided_for(pair, op)), op
+    assert plain == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN}
     assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1, 2)} <= set(v.knobs)
 
 
@@ -326,7 +329,7 @@ WHOLE_CHUNKS = [
      2),
     ("where_not_direct_options_twin", F32, 64, True, True, "mask", registry.SOFTMAX, 1),
     ("where_direct_y_misaligned_options_twin", F32, 64, True, False, "direct", registry.SOFTMAX, 1),
-    ("scale_n66_not_whole_chunks_options_twin", F32, 66, True, True, "scale", registry.SOFTMAX, 1),
+    ("scale_f16_n66_not_whole_chunks_options_twin", F16, 66, True, True, "scale", registry.SOFTMAX, 1),
     ("gradient_plain", F32, 64, True, True, None, registry.SOFTMAX_BACKWARD, 0),
 ]
 
@@ -346,7 +349,7 @@ def test_warp_rows_takes_its_kernel_on_whole_chunks_only_where_every_row_of_x_an
 
 # (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): plain float32 and float64 rows
 # whose N is not a multiple of V take warp_rows' element-strided kernels (O = -2) on their own layouts
-# (planner.STRIDED_LAYOUTS), at any phase of x and y; not rows of N % V == 0 (on whole chunks where x and y allow,
+# (planner.ELEMENT_STRIDED_LAYOUTS), at any phase of x and y; not rows of N % V == 0 (on whole chunks where x and y allow,
 # else Slots), rows past the table's chunks, 2-byte inputs, calls with options, nor the gradients.
 ELEMENT_STRIDED = [
     ("strided_n31_one_chunk_a_lane", F32, 31, True, None, registry.SOFTMAX, (8, 1, -2)),
@@ -379,10 +382,9 @@ def test_warp_rows_takes_its_element_strided_kernel_only_for_plain_rows_never_wh
     assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
     assert launch.grid == -(-4096 // (launch.block // knobs[0]))  # a block for each blockDim.x / G rows
     if knobs[2] == -2:  # one kernel whatever the phase of x and y, for a batch as for a row alone
-        for m, x_aligned, y_aligned in [(4096, True, True), (4096, False, True), (1, True, False), (1, False, True)]:
+        for m, x_aligned, y_aligned in [(4096, True, True), (4096, False, True), (1, False, True), (1, False, False)]:
             alone = h100.plan(variant, m, n, pair, fake_facts, x_aligned, op, y_aligned=y_aligned)
             assert alone.knobs == knobs, (m, x_aligned, y_aligned)
-        assert knobs in registry.VARIANTS["warp_rows"].knob_sets(op, pair=pair)
 
 
 def test_split_row_has_no_kernel_on_whole_chunks(h100):
