@@ -867,7 +867,7 @@ class Planner:
                         facts: FactsFn) -> Launch:
         """The launch of an element-strided kernel (registry: element_strided; warp_rows' O = -2) in place of the
         plain kernel, on a layout of its own (ELEMENT_STRIDED_LAYOUTS: G, K, and so the block's rows and the
-        grid), for rows of n elements that are not whole chunks (n % V != 0), whatever their phase; else the
+        grid, as _rows_in_warp launches them), for rows of n elements that are not whole chunks (n % V != 0), whatever their phase; else the
         launch as it is. It sums in another order than the plain kernel and its twin on whole chunks, so it takes
         only rows that never run on whole chunks: such a row plans it alone as in any batch (the layout follows
         n, the dtype and the op), and its bits do not depend on its batch (a row of whole chunks out of phase
@@ -880,9 +880,7 @@ class Planner:
         knobs = None if layout is None else (*layout, -2)
         if knobs not in v.element_strided_for(pair, op):
             return launch
-        block = min(WARP_ROWS_THREADS, facts(v.name, knobs).max_threads // 32 * 32)
-        return dataclasses.replace(launch, knobs=knobs, block=block,
-                                   grid=min(_ceil_div(m, block // knobs[0]), MAX_GRID))
+        return self._warp_rows_launch(v, m, knobs, facts)
 
     def blocks_per_sm(self, threads: int, kernel: KernelFacts, smem: int) -> int:
         """Resident blocks per SM (the CUDA occupancy rules: 256-register warp granules in SUB_PARTITIONS)."""
@@ -980,9 +978,13 @@ class Planner:
                 f"{v.name} holds a row in one warp's registers: a row of {n} {pair[0].name} spans {chunks} "
                 f"16-byte chunks, a warp holds {most}"
             )
-        knobs = fitting[0]
-        kernel = facts(v.name, knobs)
-        threads = min(WARP_ROWS_THREADS, kernel.max_threads // 32 * 32)
+        return self._warp_rows_launch(v, m, fitting[0], facts)
+
+    @staticmethod
+    def _warp_rows_launch(v, m, knobs, facts) -> Launch:
+        """warp_rows' launch of the kernel `knobs` (G lanes a row) for m rows: WARP_ROWS_THREADS threads where
+        the kernel takes them, a block for each blockDim.x / G rows."""
+        threads = min(WARP_ROWS_THREADS, facts(v.name, knobs).max_threads // 32 * 32)
         return Launch(v.name, knobs, min(_ceil_div(m, threads // knobs[0]), MAX_GRID), threads, 0)
 
     def _row_over_cluster(self, v, m, n, pair, facts, aligned, op) -> Launch:
