@@ -46,6 +46,9 @@ PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASK
 CASES = [
     ("warp_rows_n300", (300, 300), -1, dtypes.FLOAT32, "auto", "warp_rows"),
     ("warp_rows_n77_misaligned_rows", (300, 77), -1, dtypes.BFLOAT16, "auto", "warp_rows"),
+    # plain float32 and float64 rows of N % V != 0: the element-strided kernels (O = -2) on layouts of their own
+    ("warp_rows_element_strided_n99", (300, 99), -1, dtypes.FLOAT32, "auto", "warp_rows"),
+    ("warp_rows_element_strided_f64_n41", (300, 41), -1, dtypes.FLOAT64, "auto", "warp_rows"),
     ("split_row_block_n4096", (200, 4096), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_block_n3001_misaligned_rows", (200, 3001), -1, dtypes.FLOAT16, "auto", "split_row"),
     # a block with a shared-memory part folding four logical threads a thread, or clusters of 4096 threads;
