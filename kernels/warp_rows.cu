@@ -165,6 +165,14 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         else
             csm::load_chunks(v, xr, static_cast<int>(n), shift, lane_in_row, G, chunks, csm::PlainLoad(),
                              csm::padding_chunk<Tin>(), WHOLE);
+        // Every lane of the warp gets here (the loop above is warp-uniform). Without this barrier ptxas kept a
+        // divergent fallback for the shuffles and, in float64 log_softmax, issued the last loads only after the
+        // max of the first (SASS of (16, 4, -2): 3 of 8 loads after the max): a warp waited on memory twice.
+        // With it, every load issues first, and registers fell (float64 (16, 4, -2) log 76 -> 56; (32, 2, -1)
+        // 60 -> 38), the same bits on all 963 check.py digests. H200, 2026-11-29 (docs/perf/syncwarp-s52-h200.txt),
+        // us: float64 log_softmax 524288 x 201 770 -> 514, 1048576 x 127 659 -> 558; softmax 1048576 x 128
+        // 634 -> 533, 524288 x 201 459 -> 435; float32 2097152 x 127 525 -> 519; no shape slower.
+        __syncwarp();
         keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks, O == 2);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));
         // The outputs widen the kept values as the sum did (WidenPass::read): ptxas then keeps the widened row
