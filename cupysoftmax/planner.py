@@ -108,8 +108,8 @@ WARP_ROWS_ITEMS = (
 #           N = 127 (64)        (16, 4) 289; (32, 2) 335 (log_softmax; (16, 4) 481)
 #           N = 129 (65)        (32, 4) 465 / 506   Slots (32, 4) 555 / 599
 #           N = 255 (128)       (32, 4) 284; Slots (32, 4) 423 (log_softmax; strided 453): log_softmax stops at 64
-# (float64 softmax of four chunks a lane since ran 10-13% faster held to four blocks an SM: kernels/warp_rows.cu,
-# warp_rows_wide_held.) float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us
+# (float64 softmax of four chunks a lane then ran 10-13% faster held to four blocks an SM; since the __syncwarp
+# after the loads, faster still with no bound: kernels/warp_rows.cu.) float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us
 # at any N, two a lane (60-64, four blocks) faster as the row fills them (docs/perf/strided-f64-log-s51-h200.txt,
 # us, four / two):
 #   N = 35 (18 chunks) 468 / 586, 41 (21) 410 / 506, 49 (25) 488 / 427, 61 (31) 483 / 354;

@@ -66,8 +66,7 @@
 // then dx written: one read of y and dy, one write of dx.
 //
 // Launch contract: blockDim.x a multiple of 32 (at most 256 for the kernels
-// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_wide_held,
-// warp_rows_grad_bounded);
+// with a bound: warp_rows_bounded, warp_rows_plain_held, warp_rows_grad_bounded);
 // 32 / G rows per warp;
 // any grid (blocks loop over row groups by gridDim.x); no shared memory;
 // the fused options (csm::Fused) after the row strides, read with O = 1 and 2
@@ -105,15 +104,9 @@ constexpr bool warp_rows_bounded =
 // spilled 8 bytes and ran 25-40% slower. Element-strided (O = -2) both take 28-32 (sm_90) held to eight.
 template <typename Tin, typename Tout, int K, int O>
 constexpr bool warp_rows_plain_held = (O == 0 || O == -2) && K == 2 && sizeof(Tin) == 4 && sizeof(Tout) == 4;
-// float64's element-strided softmax of four chunks a lane took 68-71 registers, three 256-thread blocks an SM;
-// held to four (64) it spills nothing (sm_90 and sm_80, NVRTC 13; sm_80 took 46 free, 58-60 held; its
-// log_softmax twin would spill 48-56 bytes).
-template <typename Tin, bool LOG, int K, int O>
-constexpr bool warp_rows_wide_held = O == -2 && !LOG && K == 4 && sizeof(Tin) == 8;
 template <typename Tin, typename Tout, bool LOG, int G, int K, int O>
 constexpr int warp_rows_min_blocks = warp_rows_bounded<Tin, Tout, G, K>           ? 8
                                      : warp_rows_plain_held<Tin, Tout, K, O>      ? (LOG && O == 0 ? 6 : 8)
-                                     : warp_rows_wide_held<Tin, LOG, K, O>        ? 4
                                                                                   : 0;
 }  // namespace csm
 
@@ -171,7 +164,10 @@ __global__ void __launch_bounds__(csm::warp_rows_min_blocks<Tin, Tout, LOG, G, K
         // With it, every load issues first, and registers fell (float64 (16, 4, -2) log 76 -> 56; (32, 2, -1)
         // 60 -> 38), the same bits on all 963 check.py digests. H200, 2026-11-29 (docs/perf/syncwarp-s52-h200.txt),
         // us: float64 log_softmax 524288 x 201 770 -> 514, 1048576 x 127 659 -> 558; softmax 1048576 x 128
-        // 634 -> 533, 524288 x 201 459 -> 435; float32 2097152 x 127 525 -> 519; no shape slower.
+        // 634 -> 533, 524288 x 201 459 -> 435; float32 2097152 x 127 525 -> 519; no shape slower. float64
+        // strided softmax of four chunks a lane then took 48 registers free, and the bound to four blocks an SM
+        // (64) that had paid before the barrier cost it 5%: 524288 x 201 439 -> 414 us without it, 2097152 x 41
+        // 404 -> 381 (docs/perf/wide-held-s52-h200.txt).
         __syncwarp();
         keep.apply<K>(v, static_cast<int>(n), shift, lane_in_row, G, chunks, O == 2);
         const A thread_max = csm::FastExp::scaled(csm::chunks_max<A>(v), static_cast<A>(fused.scale));

@@ -127,8 +127,7 @@ def test_warp_rows_bounds_exactly_the_kernels_its_rules_name():
     # 256 threads (four blocks an SM) for the 2-byte log_softmax gradients of four chunks a lane, a warp a row, alone;
     # warp_rows_plain_held: 256 threads (eight blocks an SM, six for log_softmax on Slots) for float32's plain
     # kernels at K = 2 (rows out of phase: O = 0, and the element-strided O = -2), not their twins on whole chunks,
-    # a 2-byte type's nor a wider output's; warp_rows_wide_held: 256 threads (four blocks an SM) for float64's
-    # element-strided softmax of four chunks a lane, not its log_softmax twin nor the kernel on Slots
+    # a 2-byte type's nor a wider output's; no float64 kernel
     bounded = {"softmax_warp_rows_backward<__nv_bfloat16, __nv_bfloat16, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 32, 4, 0>": 256,
                "softmax_warp_rows_backward<__half, __half, true, 8, 4, 0>": None,
@@ -154,16 +153,16 @@ def test_warp_rows_bounds_exactly_the_kernels_its_rules_name():
                "softmax_warp_rows<float, float, true, 16, 2, -2>": 256,
                "softmax_warp_rows<float, float, false, 32, 2, -2>": 256,
                "softmax_warp_rows<double, double, true, 32, 2, -2>": None,
-               "softmax_warp_rows<double, double, false, 16, 4, -2>": 256,
+               "softmax_warp_rows<double, double, false, 16, 4, -2>": None,
                "softmax_warp_rows<double, double, true, 16, 4, -2>": None,
                "softmax_warp_rows<double, double, false, 32, 4, 0>": None}
     assert thread_bounds("warp_rows", bounded) == bounded
     # and the blocks an SM each bound asks (.minnctapersm): eight, but six for float32 log_softmax's plain K = 2 on
-    # Slots (O = 0; eight element-strided) and four for float64's wide-held softmax
+    # Slots (O = 0; eight element-strided)
     blocks = {"softmax_warp_rows<float, float, false, 8, 1, 0>": 8,
               "softmax_warp_rows<float, float, true, 16, 2, -2>": 8,
               "softmax_warp_rows<float, float, true, 32, 2, -2>": 8,
-              "softmax_warp_rows<double, double, false, 32, 4, -2>": 4,
+              "softmax_warp_rows<double, double, false, 32, 4, -2>": None,
               "softmax_warp_rows<float, float, false, 16, 2, 0>": 8,
               "softmax_warp_rows<float, float, true, 16, 2, 0>": 6,
               "softmax_warp_rows<float, float, true, 8, 2, 0>": 6,
