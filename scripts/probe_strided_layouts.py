@@ -3,8 +3,8 @@
 
 Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
 float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and
-torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred. One line a candidate: knobs,
-registers, us, % of copy, error ratio.
+torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred (and timed beside them where it is
+another variant). One line a candidate: knobs, registers, us, % of copy, error ratio.
 Usage: python scripts/probe_strided_layouts.py [M:N:dtype:op ...]   (default: SHAPES)
 """
 import sys
@@ -48,23 +48,25 @@ def main(specs):
         y = cupy.empty_like(x)
         rows = numpy.unique(numpy.linspace(0, m - 1, 64).astype(int))
         expected = reference.REFERENCES[op](cupy.asnumpy(x[rows]), -1)
-        picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op)[1]
+        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op)
         fns, notes = {"copy": bench.copy_call(x.nbytes)}, {}
         tx = torch.as_tensor(x, device="cuda")
         fns["torch"] = (lambda tx=tx: torch.softmax(tx, -1)) if op == registry.SOFTMAX else (
             lambda tx=tx: torch.log_softmax(tx, -1))
-        for g, k in layouts(n, dtype):
-            for o in (0, -2):
-                kernel = kernels[(dtype, (g, k, o), op)]
-                launch = Launch("warp_rows", (g, k, o), min(_ceil_div(m, THREADS // g), 2**31 - 1), THREADS, 0)
-                y.fill(numpy.nan)
-                api.launch_rows(kernel, launch, x, y)
-                cupy.cuda.Device().synchronize()
-                err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype, op)
-                star = "*" if (picked.variant, picked.knobs) == ("warp_rows", (g, k, o)) else " "
-                name = f"{star} ({g}, {k}, {o})"
-                fns[name] = lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y)
-                notes[name] = f"regs {kernel.num_regs:>3}  err {err:.3f}"
+        candidates = [(kernels[(dtype, (g, k, o), op)],
+                       Launch("warp_rows", (g, k, o), min(_ceil_div(m, THREADS // g), 2**31 - 1), THREADS, 0))
+                      for g, k in layouts(n, dtype) for o in (0, -2)]
+        if picked.variant != "warp_rows":  # the planner's own launch, of another variant, beside the candidates
+            candidates.append((own, picked))
+        for kernel, launch in candidates:
+            y.fill(numpy.nan)
+            api.launch_rows(kernel, launch, x, y)
+            cupy.cuda.Device().synchronize()
+            err = reference.error_ratio(cupy.asnumpy(y[rows]), expected, dtype, op)
+            star = "*" if (picked.variant, picked.knobs) == (launch.variant, launch.knobs) else " "
+            name = f"{star} {'' if launch.variant == 'warp_rows' else launch.variant + ' '}{launch.knobs}"
+            fns[name] = lambda kernel=kernel, launch=launch: api.launch_rows(kernel, launch, x, y)
+            notes[name] = f"regs {kernel.num_regs:>3}  err {err:.3f}"
         times = bench.interleaved_ms(fns, repeat=30, rounds=3)
         copy = times["copy"]
         print(f"{m} x {n} {dtype.name} {op}: copy {copy * 1e3:.1f} us, planned {picked.variant} {picked.knobs}")
