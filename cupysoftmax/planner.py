@@ -78,53 +78,63 @@ WARP_ROWS_ITEMS = (
 
 # warp_rows' element-strided kernels (O = -2; Planner.element_strided): float32 and float64 rows of N % V != 0
 # without options, by (the input's itemsize, op): the layout (G lanes, K chunks a lane) by the row's chunks
-# (None: the plain kernel on Slots). float32 ran best with one chunk a lane on as many lanes as chunks at a power of
-# two of chunks, and with two a lane on the lanes of the power before past it; float64 alike with two and four a
-# lane, but softmax with four from 16 chunks on, and log_softmax with four only to about 11/8 of the power before.
-# H200, 2026-11-29 (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s51-h200.txt: every (G, K) that
-# holds the row, strided and on Slots, 256 threads, arrays of 512 MiB, interleaved with the copy and torch; us,
-# softmax / log_softmax; copy 253):
-#   float32 N = 5 (2 chunks)    (2, 1) 299 / 311    Slots (2, 1) 537 / 568   torch 550 / 613
-#           N = 9 (3)           (2, 2) 259 / 258    (4, 1) 325 / 342, Slots (4, 1) 688 / 648
-#           N = 13 (4)          (4, 1) 276 / 278    (2, 2) 543 / 475
-#           N = 17 (5)          (4, 2) 265 / 266    (8, 1) 348 / 367
-#           N = 31 (8)          (8, 1) 266 / 267    (4, 2) 460 / 443
-#           N = 33 (9)          (8, 2) 271 / 275    (16, 1) 363 / 387, Slots (8, 2) 404 / 426
-#           N = 63 (16)         (16, 1) 265 / 267   (8, 2) 311 / 291, Slots (8, 2) 290 / 292
-#           N = 65 (17)         (16, 2) 276 / 286   (32, 1) 362 / 381, (8, 4) 278 / 318
-#           N = 127 (32)        (32, 1) 265 / 267   (16, 2) 268 / 261: log_softmax keeps (16, 2)   torch 268 / 258
-#           N = 129 (33)        (32, 2) 270 / 276   (16, 4) 269 / 289
-#           N = 255 (64)        (32, 2) 259 / 261   Slots (32, 2) 260 / 269
-#           N = 511 (128)       Slots (32, 4) 258 (log_softmax; strided 270): float32 stops at 64 chunks
-#   float64 N = 3 (2)           (1, 2) 328 / 344    Slots (2, 1) 720 / 752   torch 375 / 553
-#           N = 7 (4)           (2, 2) 332 / 345    (1, 4) 469 / 524, (4, 1) 532 / 541
-#           N = 9 (5)           (2, 4) 415 / 433    (4, 2) 497 / 526, Slots (8, 1) 1210 / 1318
-#           N = 15 (8)          (4, 2) 329 / 341    (2, 4) 477 / 476, (8, 1) 511 / 535
-#           N = 17 (9)          (4, 4) 448 / 473    (8, 2) 533 / 581
-#           N = 31 (16)         (4, 4) 305; (8, 2) 339 (log_softmax; (4, 4) 454)
-#           N = 33 (17)         (8, 4) 463 / 489    (16, 2) 569 / 616
-#           N = 63 (32)         (8, 4) 291; (16, 2) 343 (log_softmax; (8, 4) 465)
-#           N = 65 (33)         (16, 4) 475 / 503   (32, 2) 569 / 616
-#           N = 127 (64)        (16, 4) 289; (32, 2) 335 (log_softmax; (16, 4) 481)
-#           N = 129 (65)        (32, 4) 465 / 506   Slots (32, 4) 555 / 599
-#           N = 255 (128)       (32, 4) 284; Slots (32, 4) 423 (log_softmax; strided 453): log_softmax stops at 64
-# (float64 softmax of four chunks a lane then ran 10-13% faster held to four blocks an SM; since the __syncwarp
-# after the loads, faster still with no bound: kernels/warp_rows.cu.) float64 log_softmax's four chunks a lane (76 registers, three blocks an SM) ran 410-500 us
-# at any N, two a lane (60-64, four blocks) faster as the row fills them (docs/perf/strided-f64-log-s51-h200.txt,
-# us, four / two):
-#   N = 35 (18 chunks) 468 / 586, 41 (21) 410 / 506, 49 (25) 488 / 427, 61 (31) 483 / 354;
-#   N = 67 (34) 494 / 603, 83 (42) 411 / 494, 91 (46) 507 / 454, 123 (62) 484 / 346:
-# so four a lane to 11, 22 and 44 chunks (to 7 as softmax, measured at 5 only); past 64 chunks it keeps Slots,
-# measured at 65 (strided (32, 4) 506 against 599) and 128 (453 against 423) only.
+# (None: the plain kernel on Slots). H200, 2026-11-29, at 2183e41's kernels (after the __syncwarp that let
+# float64 hold more chunks a lane in fewer registers), scripts/probe_strided_layouts.py: every (G, K) that holds
+# the row, strided and on Slots, 256 threads, arrays of 512 MiB, interleaved with the copy (253 us) and torch;
+# docs/perf/strided-layouts-s52-h200.txt. us, softmax / log_softmax, the layout taken first:
+#   float32 N = 5 (2 chunks)    (2, 1) 294 / 307    Slots (2, 1) 547 / 566   torch 550 / 613
+#           N = 9 (3)           (2, 2) 257 / 306    (4, 1) 318 / 338
+#           N = 13 (4)          (4, 1) 273 / 277    (2, 2) 514 / 469
+#           N = 17 (5)          (4, 2) 262 / 291    (8, 1) 339 / 360
+#           N = 31 (8)          (8, 1) 263 / 265    Slots (4, 2) 356 / 365
+#           N = 33 (9)          (8, 2) 268 / 279    (16, 1) 357 / 375
+#           N = 63 (16)         (16, 1) 262 / 263   (8, 2) 304 / 278
+#           N = 65 (17)         (16, 2) 272 / 279   (8, 4) 274 / 293
+#           N = 127 (32)        (32, 1) 262; (16, 2) 259 (log_softmax; (32, 1) 264)
+#           N = 129 (33)        (32, 2) 267 / 273   (16, 4) 266 / 266
+#           N = 255 (64)        (32, 2) 259 / 260   Slots (32, 2) 260 / (16, 4) 259
+#           N = 257 (65)        (32, 4) 256 / 258   Slots (32, 4) 293 / 297
+#           N = 345 (87)        (32, 4) 260 / 260   Slots (32, 4) 263 / 262
+#           N = 361 (91)        Slots (32, 4) 258 / 260, strided 260 / 260: float32 stops at 88 chunks
+#   float64 N = 3 (2)           (1, 2) 284 / 298    (2, 1) 466 / 508         torch 378 / 552
+#           N = 5 (3)           (1, 4) 316 / 313    (2, 2) 379 / 416
+#           N = 7 (4)           (2, 2) 283 / 308    (4, 1) 419 / 455
+#           N = 11 (6)          (2, 4) 292 / 319    (4, 2) 356 / 393
+#           N = 13 (7)          (4, 2) 304 / 336    (2, 4) 416 / 352
+#           N = 15 (8)          (4, 2) 280 / 304    Slots (2, 4) 361 / 360
+#           N = 17 (9)          (4, 4) 349 / 398    (8, 2) 466 / 511
+#           N = 27 (14)         (4, 4) 278 / 285    (8, 2) 302 / 332
+#           N = 29, 31 (15, 16) (8, 2) 287, 280; (4, 4) 287, 286 (log_softmax; (8, 2) 314, 300)
+#           N = 33 (17)         (4, 8) 326 / 390    (8, 4) 362 / 410
+#           N = 39 (20)         (4, 8) 300 / 339    (8, 4) 313 / 354
+#           N = 41 (21)         (8, 4) 298; (4, 8) 335 (log_softmax; (8, 4) 338, to 22 chunks within 1%)
+#           N = 45 (23)         (8, 4) 282 / 316    (4, 8) 321 / 331
+#           N = 63 (32)         (8, 4) 259 / 265    (16, 2) 280 / 302
+#           N = 65 (33)         (8, 8) 317 / 381    (16, 4) 373 / 422
+#           N = 101 (51)        (8, 8) 261 / 284    (16, 4) 265 / 292
+#           N = 105 (53)        (16, 4) 260; (8, 8) 280 (log_softmax, to 58 chunks; (16, 4) 286)
+#           N = 119 (60)        (16, 4) 255 / 267   (8, 8) 267 / 268
+#           N = 127 (64)        (16, 4) 257 / 261   (8, 8) 269 / 272
+#           N = 129 (65)        (16, 8) 319 / 384   (32, 4) 374 / 402
+#           N = 171 (86)        (16, 8) 263 / 307   (32, 4) 290 / 308
+#           N = 181 (91)        (16, 8) 256; (32, 4) 294 (log_softmax; (16, 8) 296)
+#           N = 211 (106)       (32, 4) 258 / 266   (16, 8) 258 / 270
+#           N = 255 (128)       (32, 4) 258 / 257   Slots (32, 4) 268 / 278
+#           N = 257 (129)       (32, 8) 318 / 340   Slots (32, 8) 396 / 433, split_row 508 / 611; torch 319 / 298
+#           N = 449 (225)       (32, 8) 258 / 260   Slots (32, 8) 266 / 282
+#           N = 511 (256)       (32, 8) 259 / 261   Slots (32, 8) 257 / 260: float64 stops at 256 chunks
+# float64 rows past 128 chunks reach warp_rows through AUTO_FIRST_PLAIN_FLOAT64.
 _F32_LAYOUTS = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
                 (16, (16, 1)), (31, (16, 2)))
-_F64_LAYOUTS = ((1, None), (2, (1, 2)), (4, (2, 2)), (7, (2, 4)), (8, (4, 2)))
+_F32_PAST = ((64, (32, 2)), (88, (32, 4)), (INF, None))
+_F64_LAYOUTS = ((1, None), (2, (1, 2)), (3, (1, 4)), (4, (2, 2)), (6, (2, 4)), (8, (4, 2)))
 ELEMENT_STRIDED_LAYOUTS = {
-    (4, registry.SOFTMAX): (*_F32_LAYOUTS, (32, (32, 1)), (64, (32, 2)), (INF, None)),
-    (4, registry.LOG_SOFTMAX): (*_F32_LAYOUTS, (32, (16, 2)), (64, (32, 2)), (INF, None)),
-    (8, registry.SOFTMAX): (*_F64_LAYOUTS, (16, (4, 4)), (32, (8, 4)), (64, (16, 4)), (128, (32, 4)), (INF, None)),
-    (8, registry.LOG_SOFTMAX): (*_F64_LAYOUTS, (11, (4, 4)), (16, (8, 2)), (22, (8, 4)), (32, (16, 2)), (44, (16, 4)),
-                                (64, (32, 2)), (INF, None)),
+    (4, registry.SOFTMAX): (*_F32_LAYOUTS, (32, (32, 1)), *_F32_PAST),
+    (4, registry.LOG_SOFTMAX): (*_F32_LAYOUTS, (32, (16, 2)), *_F32_PAST),
+    (8, registry.SOFTMAX): (*_F64_LAYOUTS, (14, (4, 4)), (16, (8, 2)), (20, (4, 8)), (32, (8, 4)), (52, (8, 8)),
+                            (64, (16, 4)), (106, (16, 8)), (128, (32, 4)), (256, (32, 8)), (INF, None)),
+    (8, registry.LOG_SOFTMAX): (*_F64_LAYOUTS, (16, (4, 4)), (22, (4, 8)), (32, (8, 4)), (58, (8, 8)), (64, (16, 4)),
+                                (88, (16, 8)), (128, (32, 4)), (256, (32, 8)), (INF, None)),
 }
 
 # split_row: chunks per thread held in registers (K), by the chunks a block
@@ -400,6 +410,20 @@ BACKWARD_MIN_BLOCKS_PER_SM = 2
 # split_row 88%; N = 1024 bfloat16 (128 chunks) warp_rows 94%, split_row 90%.
 AUTO_FIRST = (
     (128, "warp_rows"),
+    (INF, "split_row"),
+)
+# float64 softmax and log_softmax without options: warp_rows to 256 chunks (a warp's (32, 8); element-strided
+# where N is odd, ELEMENT_STRIDED_LAYOUTS). H200, 2026-11-29
+# (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s52-h200.txt), arrays of 512 MiB, us, softmax /
+# log_softmax against split_row's (2, 0, 1): N = 257 318 / 340 against 508 / 611; N = 383 256 / 257 against
+# 349 / 425; N = 258 (whole chunks, on Slots) 380 / 418 against 499 / 604; N = 512 258 / 256 against 340 / 417.
+# By rows (docs/perf/few-f64-rows-s52-h200.txt, N = 511): 4096 rows 11.6 / 11.9 against 15.7 / 18.6, 1024 rows
+# 7.4 / 7.7 against 7.8 / 8.7, but 512 rows 6.7 / 6.8 against 6.3 / 6.5 and 128 rows 6.3 / 6.5 against 5.5 / 6.0
+# (N = 300 and 257 alike): the rule does not look at M, so that a row has the same bits in any batch. float32 rows
+# there ran as fast on split_row past 151 chunks (N = 701: 257 against 260); the gradients and the options were
+# not measured.
+AUTO_FIRST_PLAIN_FLOAT64 = (
+    (256, "warp_rows"),
     (INF, "split_row"),
 )
 AUTO_ORDER = ("split_row", "two_pass", "online")  # online: rows past CHUNKED_MAX_N
@@ -752,7 +776,8 @@ class Planner:
         `fused`, `masked`, `mask_direct`: as in plan.
         """
         fused = fused or masked
-        first = lookup(AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        plain_float64 = pair == (dtypes.FLOAT64, dtypes.FLOAT64) and op not in registry.BACKWARD and not fused
+        first = lookup(AUTO_FIRST_PLAIN_FLOAT64 if plain_float64 else AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         facts = as_launched(facts, fused)
         reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):

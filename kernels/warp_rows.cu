@@ -29,7 +29,7 @@
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -2 is the plain path element-strided, for float32 and float64 rows
 // whose N is not a multiple of V, on layouts of their own (planner.py,
-// ELEMENT_STRIDED_LAYOUTS: 2 to 64 chunks, float64 softmax 128): lane l of
+// ELEMENT_STRIDED_LAYOUTS: 2 to 88 chunks, float64 to 256): lane l of
 // G holds elements l + G * i, each read and written in a scalar access
 // (common.cuh, load_strided), any phase with no edge code. Its sum runs in
 // another order than O = 0's, so the planner gives it only rows that never

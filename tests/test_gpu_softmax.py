@@ -140,8 +140,8 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; float32 and float64 rows past the
-# element-strided layouts read them element by element. float32 and float64 rows of 2 to 64 chunks (float64
-# softmax: 128) read the row element-strided (O = -2: lane l holds elements l + G * i; warp_rows.cu), on layouts
+# element-strided layouts read them element by element. float32 rows of 2 to 88 chunks and float64 rows of 2 to 256
+# read the row element-strided (O = -2: lane l holds elements l + G * i; warp_rows.cu), on layouts
 # of their own (planner.ELEMENT_STRIDED_LAYOUTS). (id naming the path, N, dtype, the output's dtype, the planned
 # (G, K, O), or those by op); 37 rows, so that every phase shows (row 0's last granule partial and not folded, the
 # others folded or not by their phase).
@@ -149,12 +149,14 @@ ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (1
             ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2, 0)),
             ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4, 0)),
             ("granules_n255_bfloat16_float32_out_wider_stores", 255, dtypes.BFLOAT16, dtypes.FLOAT32, (16, 2, 0)),
-            ("elements_n299_float32_four_a_lane", 299, dtypes.FLOAT32, dtypes.FLOAT32, (32, 4, 0)),
+            ("elements_n399_float32_four_a_lane", 399, dtypes.FLOAT32, dtypes.FLOAT32, (32, 4, 0)),
             # whole chunks: Slots' element edges out of phase, the twin on whole chunks where x and out are aligned
             ("elements_or_whole_n36_float32_two_a_lane", 36, dtypes.FLOAT32, dtypes.FLOAT32, (8, 2, 0)),
-            # float64 log_softmax stops at 64 chunks: its rows of 101 on Slots, softmax's element-strided
-            ("elements_or_strided_n201_float64_four_a_lane", 201, dtypes.FLOAT64, dtypes.FLOAT64,
-             {registry.SOFTMAX: (32, 4, -2), registry.LOG_SOFTMAX: (32, 4, 0)}),
+            # float64 rows of 101 chunks: softmax eight a lane, log_softmax four (ELEMENT_STRIDED_LAYOUTS by op)
+            ("strided_n201_float64_by_op", 201, dtypes.FLOAT64, dtypes.FLOAT64,
+             {registry.SOFTMAX: (16, 8, -2), registry.LOG_SOFTMAX: (32, 4, -2)}),
+            # past 128 chunks, on warp_rows rather than split_row (planner.AUTO_FIRST_PLAIN_FLOAT64)
+            ("strided_n301_float64_eight_a_lane", 301, dtypes.FLOAT64, dtypes.FLOAT64, (32, 8, -2)),
             ("strided_n9_float32_two_lanes_two_chunks", 9, dtypes.FLOAT32, dtypes.FLOAT32, (2, 2, -2)),
             ("strided_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1, -2)),
             ("strided_n63_float32_sixteen_lanes", 63, dtypes.FLOAT32, dtypes.FLOAT32, (16, 1, -2)),
@@ -162,7 +164,7 @@ ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (1
             ("strided_n255_float32_full_warp", 255, dtypes.FLOAT32, dtypes.FLOAT32, (32, 2, -2)),
             ("strided_n3_float64_one_lane", 3, dtypes.FLOAT64, dtypes.FLOAT64, (1, 2, -2)),
             ("strided_n15_float64", 15, dtypes.FLOAT64, dtypes.FLOAT64, (4, 2, -2)),
-            ("strided_n41_float64_four_a_lane", 41, dtypes.FLOAT64, dtypes.FLOAT64, (8, 4, -2)),
+            ("strided_n45_float64_four_a_lane", 45, dtypes.FLOAT64, dtypes.FLOAT64, (8, 4, -2)),
             ("elements_n15_bfloat16_one_a_lane", 15, dtypes.BFLOAT16, dtypes.BFLOAT16, (2, 1, 0))]
 ODD_LAYOUTS = ["one_in_out_at_phase", "one_in_out_off_phase", "strided_nan_gaps", "reversed", "exact_allocation"]
 

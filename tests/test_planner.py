@@ -132,6 +132,8 @@ def test_kernel_thread_limit_is_respected(h100):
         (H100, 16384, F32, "split_row"),
         (H100, 50257, F32, "split_row"),
         (H100, 50257, F64, "split_row"),
+        (H100, 512, F64, "warp_rows"),
+        (H100, 513, F64, "split_row"),
         (H100, 1048576, F32, "split_row"),
         (H100, 8388612, F32, "split_row"),
         (H100, 16777220, F32, "two_pass"),
@@ -139,11 +141,22 @@ def test_kernel_thread_limit_is_respected(h100):
         (SMALL, 12000, F32, "split_row"),
     ],
     ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
+         "h100_512_f64_plain_warp_rows_to_256_chunks", "h100_513_f64_split",
          "h100_4MB_row_split_on_the_grid", "h100_32MB_row_grid_of_65536_threads", "h100_64MB_row_two_pass", "small_vocab_no_clusters_two_pass",
          "small_12k_split"],
 )
 def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
     assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
+
+
+@pytest.mark.parametrize("op, fused", [(registry.SOFTMAX_BACKWARD, False), (registry.LOG_SOFTMAX, True)],
+                         ids=["gradient", "log_softmax_with_options"])
+def test_auto_keeps_float64_rows_past_128_chunks_on_split_row_for_the_gradients_and_options(h100, op, fused):
+    # AUTO_FIRST_PLAIN_FLOAT64 serves softmax and log_softmax without options only (the others not measured there)
+    assert h100.plan("auto", 4096, 511, F64, fake_facts, op=op, fused=fused).variant == "split_row"
+    assert h100.plan("auto", 4096, 511, F64, fake_facts, op=registry.LOG_SOFTMAX).variant == "warp_rows"
+    assert h100.plan("auto", 1, 511, F64, fake_facts).variant == "warp_rows"  # a row alone as in a batch
+    assert h100.plan("auto", 4096, 511, (F64[0], dtypes.FLOAT32), fake_facts).variant == "split_row"
 
 
 def test_blocks_per_sm_follows_each_limit(h100):
@@ -265,14 +278,14 @@ def test_lookup_tables():
         lookup(((10, 1),), 11)
 
 
-# The chunk layouts' rule; float32 and float64 rows of N % V != 0 of 2 to 64 chunks take the element-strided
+# The chunk layouts' rule; float32 and float64 rows of N % V != 0 (float32: 2 to 88 chunks) take the element-strided
 # layouts instead (ELEMENT_STRIDED below), so the float32 rows here are whole chunks or out of those.
 @pytest.mark.parametrize(
     "n, aligned, knobs",
     [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (36, False, (8, 2, 0)), (100, False, (16, 2, 0)),
-     (256, True, (32, 2, 0)), (257, False, (32, 4, 0)), (1024, True, (32, 8, 0)), (2048, True, (32, 8, 0))],
+     (256, True, (32, 2, 0)), (260, False, (32, 4, 0)), (1024, True, (32, 8, 0)), (2048, True, (32, 8, 0))],
     ids=["n1_one_lane", "n8_two_lanes_one_chunk", "n32_eight_lanes_one_chunk", "n36_misaligned_eight_lanes",
-         "n100_sixteen_lanes", "n256_full_warp", "n257_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
+         "n100_sixteen_lanes", "n256_full_warp", "n260_misaligned_four_chunks_per_lane", "n1024_eight_chunks_per_lane",
          "n2048_float16_eight_chunks"],
 )
 def test_warp_rows_takes_the_fewest_lanes_that_hold_a_row_at_one_chunk_each_up_to_8_then_two(h100, n, aligned, knobs):
@@ -355,18 +368,20 @@ ELEMENT_STRIDED = [
     ("strided_n31_one_chunk_a_lane", F32, 31, True, None, registry.SOFTMAX, (8, 1, -2)),
     ("strided_n127_x_misaligned", F32, 127, False, None, registry.LOG_SOFTMAX, (16, 2, -2)),
     ("strided_n255_full_warp", F32, 255, True, None, registry.SOFTMAX, (32, 2, -2)),
-    ("strided_f64_n127", F64, 127, False, None, registry.LOG_SOFTMAX, (32, 2, -2)),
+    ("strided_f64_log_softmax_n127_four_chunks_a_lane", F64, 127, False, None, registry.LOG_SOFTMAX, (16, 4, -2)),
     ("n128_whole_chunks_slots", F32, 128, False, None, registry.SOFTMAX, (16, 2, 0)),
     ("strided_n63_sixteen_lanes_one_chunk_where_slots_has_eight_of_two", F32, 63, False, None, registry.SOFTMAX,
      (16, 1, -2)),
     ("strided_n9_two_lanes_of_two_chunks", F32, 9, True, None, registry.LOG_SOFTMAX, (2, 2, -2)),
     ("strided_f64_n255_four_chunks_a_lane", F64, 255, True, None, registry.SOFTMAX, (32, 4, -2)),
-    ("f64_log_softmax_n255_past_its_strided_layouts_slots", F64, 255, True, None, registry.LOG_SOFTMAX, (32, 4, 0)),
-    ("strided_f64_n99_four_chunks_a_lane", F64, 99, False, None, registry.SOFTMAX, (16, 4, -2)),
-    ("strided_f64_log_softmax_n99_two_chunks_a_lane", F64, 99, False, None, registry.LOG_SOFTMAX, (32, 2, -2)),
-    ("n257_past_64_chunks_slots", F32, 257, True, None, registry.SOFTMAX, (32, 4, 0)),
+    ("strided_f64_log_softmax_n255_four_chunks_a_lane", F64, 255, True, None, registry.LOG_SOFTMAX, (32, 4, -2)),
+    ("strided_f64_n511_eight_chunks_a_lane_past_128_chunks", F64, 511, False, None, registry.SOFTMAX, (32, 8, -2)),
+    ("f64_n512_whole_chunks_slots_past_128_chunks", F64, 512, True, None, registry.LOG_SOFTMAX, (32, 8, 0)),
+    ("strided_f64_n111_four_chunks_a_lane", F64, 111, False, None, registry.SOFTMAX, (16, 4, -2)),
+    ("strided_f64_log_softmax_n111_eight_chunks_a_lane", F64, 111, False, None, registry.LOG_SOFTMAX, (8, 8, -2)),
+    ("n361_past_88_chunks_slots", F32, 361, True, None, registry.SOFTMAX, (32, 4, 0)),
     ("n3_one_chunk_slots", F32, 3, True, None, registry.SOFTMAX, (1, 1, 0)),
-    ("n299_four_chunks_a_lane_slots", F32, 299, True, None, registry.SOFTMAX, (32, 4, 0)),
+    ("strided_n299_four_chunks_a_lane", F32, 299, True, None, registry.SOFTMAX, (32, 4, -2)),
     ("f16_n127_granules", F16, 127, True, None, registry.SOFTMAX, (8, 2, 0)),
     ("bf16_to_f32_n255_granules", (dtypes.BFLOAT16, dtypes.FLOAT32), 255, True, None, registry.SOFTMAX, (16, 2, 0)),
     ("scale_n127_options_twin", F32, 127, True, "scale", registry.SOFTMAX, (16, 2, 1)),
