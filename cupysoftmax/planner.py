@@ -76,8 +76,8 @@ WARP_ROWS_ITEMS = (
     (INF, 2),
 )
 
-# warp_rows' element-strided kernels (O = -2; Planner.element_strided): float32 and float64 rows of N % V != 0
-# without options, by (the input's itemsize, op): the layout (G lanes, K chunks a lane) by the row's chunks
+# warp_rows' element-strided kernels (O = -2; Planner.element_strided): float32 rows of N % V != 0 and float64 rows
+# of any N (ELEMENT_STRIDED_WHOLE_ROWS below), without options, by (the input's itemsize, op): the layout (G lanes, K chunks a lane) by the row's chunks
 # (None: the plain kernel on Slots). H200, 2026-11-29, at 2183e41's kernels (after the __syncwarp that let
 # float64 hold more chunks a lane in fewer registers), scripts/probe_strided_layouts.py: every (G, K) that holds
 # the row, strided and on Slots, 256 threads, arrays of 512 MiB, interleaved with the copy (253 us) and torch;
@@ -124,6 +124,15 @@ WARP_ROWS_ITEMS = (
 #           N = 449 (225)       (32, 8) 258 / 260   Slots (32, 8) 266 / 282
 #           N = 511 (256)       (32, 8) 259 / 261   Slots (32, 8) 257 / 260: float64 stops at 256 chunks
 # float64 rows past 128 chunks reach warp_rows through AUTO_FIRST_PLAIN_FLOAT64.
+# The itemsizes whose rows of whole chunks (N % V == 0) take the element-strided kernels too, at any phase, so that
+# a row's kernel follows N alone (its bits do not depend on its batch): float64. The chunk rule's layouts (aligned:
+# on whole chunks, O = -1) against these tables', H200, 2026-11-30 (docs/perf/f64-whole-rows-s52-h200.txt; the
+# probe's run 5 in docs/perf/strided-layouts-s52-h200.txt), us, softmax / log_softmax: 4194304 x 16 (8, 1)
+# 369 / 412 against (4, 2) 268 / 287 (torch 308 / 431); 2097152 x 48 (16, 2) 522 / 578 against (8, 4) 399 / 438;
+# 1048576 x 96 (32, 2) 513 / 554 against (8, 8) 385 / 418 (torch 408 / 403); 1048576 x 128 (32, 2) 534 / 552
+# against (16, 4) 514 / 510 (torch 513 / 514); 524288 x 200 and past: within 1% either way (log_softmax 421
+# against 425); 4096 x 64 5.4 / 5.5 against 5.9 / 6.0 (a grid of 128 blocks, not 256).
+ELEMENT_STRIDED_WHOLE_ROWS = (8,)
 _F32_LAYOUTS = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
                 (16, (16, 1)), (31, (16, 2)))
 _F32_PAST = ((64, (32, 2)), (88, (32, 4)), (INF, None))
@@ -891,15 +900,17 @@ class Planner:
     def element_strided(self, v: registry.Variant, launch: Launch, m: int, n: int, pair, op: str,
                         facts: FactsFn) -> Launch:
         """The launch of an element-strided kernel (registry: element_strided; warp_rows' O = -2) in place of the
-        plain kernel, on a layout of its own (ELEMENT_STRIDED_LAYOUTS: G, K, and so the block's rows and the
-        grid, as _rows_in_warp launches them), for rows of n elements that are not whole chunks (n % V != 0), whatever their phase; else the
-        launch as it is. It sums in another order than the plain kernel and its twin on whole chunks, so it takes
-        only rows that never run on whole chunks: such a row plans it alone as in any batch (the layout follows
-        n, the dtype and the op), and its bits do not depend on its batch (a row of whole chunks out of phase
+        plain kernel or its twin on whole chunks, on a layout of its own (ELEMENT_STRIDED_LAYOUTS: G, K, and so
+        the block's rows and the grid, as _rows_in_warp launches them), for rows of n elements that are not whole
+        chunks (n % V != 0), and for float64 rows of any n (ELEMENT_STRIDED_WHOLE_ROWS), whatever their phase;
+        else the launch as it is. It sums in another order than the plain kernel and its twin on whole chunks, so
+        it takes a row whatever its phase: such a row plans it alone as in any batch (the layout follows n, the
+        dtype and the op), and its bits do not depend on its batch (a float32 row of whole chunks out of phase
         keeps Slots, which sums as on whole chunks in phase)."""
         per_chunk = 16 // pair[0].itemsize
         table = ELEMENT_STRIDED_LAYOUTS.get((pair[0].itemsize, op))
-        if not v.element_strided or table is None or n % per_chunk == 0 or launch.knobs[v.plain_knob] != 0:
+        whole_rows = n % per_chunk == 0 and pair[0].itemsize not in ELEMENT_STRIDED_WHOLE_ROWS
+        if not v.element_strided or table is None or whole_rows or launch.knobs[v.plain_knob] not in (0, -1):
             return launch
         layout = lookup(table, _ceil_div(n, per_chunk))
         knobs = None if layout is None else (*layout, -2)

@@ -81,7 +81,7 @@ class Variant:
     slots: bool = False
     # Knob sets of its element-strided plain kernels (warp_rows' O = -2: a row's elements dealt out to its lanes in
     # turn, no 16-byte chunks): (dtype, op, knob sets), each compiled for that op with that dtype in and out only;
-    # the planner's kernels for plain rows whose N is not a multiple of V (Planner.element_strided).
+    # the planner's kernels for plain rows whose N is not a multiple of V, float64 rows of any N (Planner.element_strided).
     element_strided: tuple[tuple[object, str, tuple[tuple[int, ...], ...]], ...] = ()
     layout: str = ROWS  # ROWS or COLUMNS: which view of x its kernels take, and which planner entry plans it
 
@@ -212,7 +212,7 @@ VARIANTS: dict[str, Variant] = {
             # hold a row of any phase in ceil(N / V) chunks: slots), O = -1 is the
             # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk), O = 2
             # the options on whole chunks (a mask, if any, read row for row at x's phase: warp_rows.cu), O = -2
-            # the plain path element-strided (float32 and float64 rows of N % V != 0: element_strided)
+            # the plain path element-strided (float32 rows of N % V != 0, float64 rows of any N: element_strided)
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
             + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN)
             + tuple(dict.fromkeys((g, k, -2) for _, _, layouts in WARP_ROWS_ELEMENT_STRIDED for g, k in layouts)),

@@ -27,14 +27,15 @@
 // the layout from the boundary: 4194304 x 63 float32 791 -> 574 us (62% -> 86%
 // of copy), 2097152 x 255 bfloat16 1187 -> 677 (42% -> 74%), 1048576 x 127
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
-// O = -2 is the plain path element-strided, for float32 and float64 rows
-// whose N is not a multiple of V, on layouts of their own (planner.py,
-// ELEMENT_STRIDED_LAYOUTS: 2 to 88 chunks, float64 to 256): lane l of
-// G holds elements l + G * i, each read and written in a scalar access
-// (common.cuh, load_strided), any phase with no edge code. Its sum runs in
-// another order than O = 0's, so the planner gives it only rows that never
-// take O = -1 (N % V != 0: never whole chunks), and a row plans it alone as
-// in any batch (Planner.element_strided; the measurement beside the table).
+// O = -2 is the plain path element-strided, for float32 rows whose N is not
+// a multiple of V and float64 rows of any N, on layouts of their own
+// (planner.py, ELEMENT_STRIDED_LAYOUTS: 2 to 88 chunks, float64 to 256):
+// lane l of G holds elements l + G * i, each read and written in a scalar
+// access (common.cuh, load_strided), any phase with no edge code. Its sum
+// runs in another order than O = 0's, so the planner gives it a row at any
+// phase (a float32 row that may take O = -1, N % V == 0, never), and a row
+// plans it alone as in any batch (Planner.element_strided; the measurement
+// beside the table).
 // O = -1 is the plain path on whole chunks, for calls whose rows of x and y
 // all start on 16-byte boundaries and whose N is a multiple of V: every
 // chunk a lane holds is read whole, and written whole where Tout is as wide

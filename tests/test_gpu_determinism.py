@@ -46,9 +46,11 @@ PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASK
 CASES = [
     ("warp_rows_n300", (300, 300), -1, dtypes.FLOAT32, "auto", "warp_rows"),
     ("warp_rows_n77_misaligned_rows", (300, 77), -1, dtypes.BFLOAT16, "auto", "warp_rows"),
-    # plain float32 and float64 rows of N % V != 0: the element-strided kernels (O = -2) on layouts of their own
+    # plain float32 rows of N % V != 0 and float64 rows of any N: the element-strided kernels (O = -2) on layouts of
+    # their own
     ("warp_rows_element_strided_n99", (300, 99), -1, dtypes.FLOAT32, "auto", "warp_rows"),
     ("warp_rows_element_strided_f64_n41", (300, 41), -1, dtypes.FLOAT64, "auto", "warp_rows"),
+    ("warp_rows_element_strided_f64_n96_whole_chunks", (300, 96), -1, dtypes.FLOAT64, "auto", "warp_rows"),
     ("split_row_block_n4096", (200, 4096), -1, dtypes.FLOAT32, "auto", "split_row"),
     ("split_row_block_n3001_misaligned_rows", (200, 3001), -1, dtypes.FLOAT16, "auto", "split_row"),
     # a block with a shared-memory part folding four logical threads a thread, or clusters of 4096 threads;
@@ -196,13 +198,14 @@ def test_a_row_has_the_same_bits_alone_and_in_batches_of_any_size(rng, case, op)
 
 # Rows in a batch whose rows are not all on 16-byte boundaries: the first N columns of rows `pitch` elements long.
 # A row of whole chunks (N % V == 0) there takes warp_rows' plain kernel on Slots (O = 0) and alone on a boundary
-# its twin on whole chunks (O = -1), which sum alike; a row of N % V != 0 takes the element-strided kernel (O = -2)
-# in the batch and alone, at any phase. (id naming the paths, dtype, rows, N, pitch, knobs in the batch, knobs of
+# its twin on whole chunks (O = -1), which sum alike; a row of N % V != 0, and a float64 row of any N, takes the
+# element-strided kernel (O = -2) in the batch and alone, at any phase. (id naming the paths, dtype, rows, N, pitch, knobs in the batch, knobs of
 # row 0 alone)
 OFF_PHASE_BATCHES = [("slots_or_whole_chunks_n32_eight_lanes", dtypes.FLOAT32, 200, 32, 34, (8, 1, 0), (8, 1, -1)),
                      ("slots_or_whole_chunks_n128", dtypes.FLOAT32, 200, 128, 130, (16, 2, 0), (16, 2, -1)),
                      ("element_strided_n99", dtypes.FLOAT32, 200, 99, 102, (16, 2, -2), (16, 2, -2)),
-                     ("element_strided_f64_n45", dtypes.FLOAT64, 200, 45, 47, (8, 4, -2), (8, 4, -2))]
+                     ("element_strided_f64_n45", dtypes.FLOAT64, 200, 45, 47, (8, 4, -2), (8, 4, -2)),
+                     ("element_strided_f64_n64_whole_chunks", dtypes.FLOAT64, 200, 64, 66, (8, 4, -2), (8, 4, -2))]
 
 
 @pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])

@@ -320,7 +320,8 @@ def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pa
                 assert (g, k, o) in v.knob_sets(op, pair=pair) and g * k * 16 >= n * pair[0].itemsize  # holds the row
                 (plain if o == 0 else strided).add((g, k, o))
         assert strided == set(v.element_strided_for(pair, op)), op
-    assert plain == {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN}
+    # float64 rows of two chunks or more take the element-strided layouts whatever N (ELEMENT_STRIDED_WHOLE_ROWS)
+    assert plain == ({(1, 1, 0)} if pair == F64 else {(g, k, 0) for g, k in registry.WARP_ROWS_PLAIN})
     assert {(g, k, o) for g, k in registry.WARP_ROWS_PLAIN for o in (1, -1, 2)} <= set(v.knobs)
 
 
@@ -360,10 +361,10 @@ def test_warp_rows_takes_its_kernel_on_whole_chunks_only_where_every_row_of_x_an
     assert launch.knobs in registry.VARIANTS["warp_rows"].knob_sets(op)
 
 
-# (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): plain float32 and float64 rows
-# whose N is not a multiple of V take warp_rows' element-strided kernels (O = -2) on their own layouts
-# (planner.ELEMENT_STRIDED_LAYOUTS), at any phase of x and y; not rows of N % V == 0 (on whole chunks where x and y allow,
-# else Slots), rows past the table's chunks, 2-byte inputs, calls with options, nor the gradients.
+# (id naming the path, pair, N, x rows aligned, options, op, planned (G, K, O)): plain float32 rows whose N is not a
+# multiple of V, and plain float64 rows of any N, take warp_rows' element-strided kernels (O = -2) on their own
+# layouts (planner.ELEMENT_STRIDED_LAYOUTS), at any phase of x and y; not float32 rows of N % V == 0 (on whole chunks
+# where x and y allow, else Slots), rows past the table's chunks, 2-byte inputs, calls with options, nor the gradients.
 ELEMENT_STRIDED = [
     ("strided_n31_one_chunk_a_lane", F32, 31, True, None, registry.SOFTMAX, (8, 1, -2)),
     ("strided_n127_x_misaligned", F32, 127, False, None, registry.LOG_SOFTMAX, (16, 2, -2)),
@@ -376,7 +377,8 @@ ELEMENT_STRIDED = [
     ("strided_f64_n255_four_chunks_a_lane", F64, 255, True, None, registry.SOFTMAX, (32, 4, -2)),
     ("strided_f64_log_softmax_n255_four_chunks_a_lane", F64, 255, True, None, registry.LOG_SOFTMAX, (32, 4, -2)),
     ("strided_f64_n511_eight_chunks_a_lane_past_128_chunks", F64, 511, False, None, registry.SOFTMAX, (32, 8, -2)),
-    ("f64_n512_whole_chunks_slots_past_128_chunks", F64, 512, True, None, registry.LOG_SOFTMAX, (32, 8, 0)),
+    ("strided_f64_n512_whole_chunks_past_128_chunks", F64, 512, True, None, registry.LOG_SOFTMAX, (32, 8, -2)),
+    ("strided_f64_n128_whole_chunks_aligned", F64, 128, True, None, registry.SOFTMAX, (16, 4, -2)),
     ("strided_f64_n111_four_chunks_a_lane", F64, 111, False, None, registry.SOFTMAX, (16, 4, -2)),
     ("strided_f64_log_softmax_n111_eight_chunks_a_lane", F64, 111, False, None, registry.LOG_SOFTMAX, (8, 8, -2)),
     ("n361_past_88_chunks_slots", F32, 361, True, None, registry.SOFTMAX, (32, 4, 0)),
