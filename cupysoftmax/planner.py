@@ -141,7 +141,7 @@ ELEMENT_STRIDED_LAYOUTS = {
     (4, registry.SOFTMAX): (*_F32_LAYOUTS, (32, (32, 1)), *_F32_PAST),
     (4, registry.LOG_SOFTMAX): (*_F32_LAYOUTS, (32, (16, 2)), *_F32_PAST),
     (8, registry.SOFTMAX): (*_F64_LAYOUTS, (14, (4, 4)), (16, (8, 2)), (20, (4, 8)), (32, (8, 4)), (52, (8, 8)),
-                            (64, (16, 4)), (106, (16, 8)), (128, (32, 4)), (256, (32, 8)), (INF, None)),
+                            (64, (16, 4)), (105, (16, 8)), (128, (32, 4)), (256, (32, 8)), (INF, None)),
     (8, registry.LOG_SOFTMAX): (*_F64_LAYOUTS, (16, (4, 4)), (22, (4, 8)), (32, (8, 4)), (58, (8, 8)), (64, (16, 4)),
                                 (88, (16, 8)), (128, (32, 4)), (256, (32, 8)), (INF, None)),
 }
@@ -421,11 +421,11 @@ AUTO_FIRST = (
     (128, "warp_rows"),
     (INF, "split_row"),
 )
-# float64 softmax and log_softmax without options: warp_rows to 256 chunks (a warp's (32, 8); element-strided
-# where N is odd, ELEMENT_STRIDED_LAYOUTS). H200, 2026-11-29
+# float64 softmax and log_softmax without options: warp_rows to 256 chunks (a warp's (32, 8); element-strided,
+# ELEMENT_STRIDED_LAYOUTS). H200, 2026-11-29
 # (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s52-h200.txt), arrays of 512 MiB, us, softmax /
 # log_softmax against split_row's (2, 0, 1): N = 257 318 / 340 against 508 / 611; N = 383 256 / 257 against
-# 349 / 425; N = 258 (whole chunks, on Slots) 380 / 418 against 499 / 604; N = 512 258 / 256 against 340 / 417.
+# 349 / 425; N = 258 316 / 338 against 499 / 604; N = 512 259 / 258 against 340 / 417.
 # By rows (docs/perf/few-f64-rows-s52-h200.txt, N = 511): 4096 rows 11.6 / 11.9 against 15.7 / 18.6, 1024 rows
 # 7.4 / 7.7 against 7.8 / 8.7, but 512 rows 6.7 / 6.8 against 6.3 / 6.5 and 128 rows 6.3 / 6.5 against 5.5 / 6.0
 # (N = 300 and 257 alike): the rule does not look at M, so that a row has the same bits in any batch. float32 rows
@@ -806,8 +806,8 @@ class Planner:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
         mask's room; a call with where= may take another layout of its row first: with_mask_layout), then that
         kernel's twin on whole chunks where the call's rows (and mask) allow, or, for plain rows that are not whole
-        chunks, an element-strided kernel on a layout of its own (element_strided). `facts` as_launched gives
-        them."""
+        chunks and plain float64 rows of any N, an element-strided kernel on a layout of its own
+        (element_strided). `facts` as_launched gives them."""
         laid_out = aligned or self.plain_slots(v, op, fused)  # plain calls: rows of any phase as aligned ones
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, laid_out, op), fused)
         if masked:

@@ -23,7 +23,7 @@
 //   folded into one, read whole inside x's bytes (warp_rows' plain path).
 // - load_strided, store_strided: a row element-strided over its G lanes, lane l
 //   holding elements l + G * i in scalar accesses, any phase with no edge code
-//   (warp_rows' plain kernels O = -2: float32 and float64 rows of N % V != 0).
+//   (warp_rows' plain kernels O = -2: float32 rows of N % V != 0, float64 rows of any N).
 // - Held: what a register-resident variant keeps of its chunks between
 //   reading a row and writing it; HeldGrad the same for the backward kernels.
 // - Fused, RowMask: the forward's scale= and where= (softmax(scale * x) over
@@ -1216,8 +1216,8 @@ __device__ __forceinline__ void load_elements(Vec<T> (&v)[K], const T* __restric
 // pass, which took fewer registers (bfloat16 (16, 2), sm_90: 56 in one pass,
 // 47 to 52 in two, measured when 2-byte rows still took this path; since
 // GRANULES only float32 and float64 rows of more than one chunk a lane do that
-// warp_rows does not read element-strided: rows of whole chunks out of phase,
-// and rows past its element-strided layouts (warp_rows.cu, O = -2).
+// warp_rows does not read element-strided: float32 rows of whole chunks out of
+// phase, and rows past its element-strided layouts (warp_rows.cu, O = -2).
 template <typename Tin, typename Tout, typename H>
 __device__ __forceinline__ void store_elements(Tout* __restrict__ row, int n, int shift, bool aligned, int first,
                                             int stride, const Slots<Tin>& s, const H& held) {

@@ -1,5 +1,6 @@
 """Evidence for planner.ELEMENT_STRIDED_LAYOUTS: every warp_rows (G, K) that holds a row of N elements, on Slots
-(O = 0) and element-strided (O = -2), against torch, for rows of N % V != 0.
+(O = 0) and element-strided (O = -2), against torch (rows of N % V != 0, and float64 rows of any N: the rows the
+strided kernels take).
 
 Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
 float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and

@@ -27,8 +27,8 @@ def test_row_paths_reach_their_launch(path, dtype, aligned):
         for m in (1, rows):
             launch = Planner(H100).pick(m, n, (dtype, dtype), fake_facts, aligned)
             lanes, cluster = launch.knobs[0], launch.knobs[-1]  # warp_rows (G, K, O); split_row (K, R, C)
-            # float32 and float64 rows of N % V != 0 take warp_rows' element-strided kernels (O = -2) on layouts of
-            # their own (planner.ELEMENT_STRIDED_LAYOUTS, tests/test_planner.py), whatever the path's lanes
+            # float32 rows of N % V != 0 and float64 rows take warp_rows' element-strided kernels (O = -2) on layouts
+            # of their own (planner.ELEMENT_STRIDED_LAYOUTS, tests/test_planner.py), whatever the path's lanes
             strided = launch.variant == "warp_rows" and launch.knobs[-1] == -2
             reached = {"warp_rows_sub_warp": launch.variant == "warp_rows" and (lanes < 32 or strided),
                        "warp_rows_full_warp": launch.variant == "warp_rows" and (lanes == 32 or strided),

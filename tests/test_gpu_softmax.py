@@ -139,12 +139,12 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 
 # warp_rows' plain kernels hold a row of any 16-byte phase in ceil(N / V) chunks (kernels/common.cuh, Slots): the
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
-# lane read those granules whole (inside x's bytes) and pad what is not theirs; float32 and float64 rows past the
-# element-strided layouts read them element by element. float32 rows of 2 to 88 chunks and float64 rows of 2 to 256
-# read the row element-strided (O = -2: lane l holds elements l + G * i; warp_rows.cu), on layouts
-# of their own (planner.ELEMENT_STRIDED_LAYOUTS). (id naming the path, N, dtype, the output's dtype, the planned
-# (G, K, O), or those by op); 37 rows, so that every phase shows (row 0's last granule partial and not folded, the
-# others folded or not by their phase).
+# lane read those granules whole (inside x's bytes) and pad what is not theirs; float32 rows past the element-strided
+# layouts, and float32 rows of whole chunks, read them element by element. float32 rows of N % V != 0 of 2 to 88
+# chunks and float64 rows of 2 to 256 (any N) read the row element-strided (O = -2: lane l holds elements l + G * i;
+# warp_rows.cu), on layouts of their own (planner.ELEMENT_STRIDED_LAYOUTS). (id naming the path, N, dtype, the
+# output's dtype, the planned (G, K, O), or those by op); 37 rows, so that every phase shows (row 0's last granule
+# partial and not folded, the others folded or not by their phase).
 ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (16, 2, 0)),
             ("granules_n127_float16", 127, dtypes.FLOAT16, dtypes.FLOAT16, (8, 2, 0)),
             ("granules_n1023_bfloat16_four_a_lane", 1023, dtypes.BFLOAT16, dtypes.BFLOAT16, (32, 4, 0)),
@@ -206,7 +206,8 @@ def test_rows_out_of_phase_take_the_plain_layout_of_aligned_rows(rng, case, op, 
         launch = api.plan(cupy.cuda.Device().id, "auto", m, n, (dtype, out_dtype), api.rows_aligned(x), op,
                           y_aligned=out is None or api.rows_aligned(out))[1]
         planned = knobs[op] if isinstance(knobs, dict) else knobs
-        whole = n % (16 // dtype.itemsize) == 0 and api.rows_aligned(x) and (out is None or api.rows_aligned(out))
+        whole = (planned[2] == 0 and n % (16 // dtype.itemsize) == 0 and api.rows_aligned(x)
+                 and (out is None or api.rows_aligned(out)))
         assert (launch.variant, launch.knobs) == ("warp_rows", (*planned[:2], -1) if whole else planned)
         got = api.FUNCTIONS[op](x, axis=-1, out=out, dtype=out_dtype)
         cupy.cuda.Device().synchronize()

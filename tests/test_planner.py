@@ -278,8 +278,8 @@ def test_lookup_tables():
         lookup(((10, 1),), 11)
 
 
-# The chunk layouts' rule; float32 and float64 rows of N % V != 0 (float32: 2 to 88 chunks) take the element-strided
-# layouts instead (ELEMENT_STRIDED below), so the float32 rows here are whole chunks or out of those.
+# The chunk layouts' rule; float32 rows of N % V != 0 (2 to 88 chunks) and float64 rows of two chunks or more take the
+# element-strided layouts instead (ELEMENT_STRIDED below), so the float32 rows here are whole chunks or out of those.
 @pytest.mark.parametrize(
     "n, aligned, knobs",
     [(1, True, (1, 1, 0)), (8, True, (2, 1, 0)), (32, True, (8, 1, 0)), (36, False, (8, 2, 0)), (100, False, (16, 2, 0)),
@@ -307,7 +307,7 @@ def test_warp_rows_launches_the_kernel_that_reads_the_options_only_for_calls_tha
 @pytest.mark.parametrize("pair", [F16, F32, F64], ids=["float16", "float32", "float64"])
 def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pair):
     # variants.WARP_ROWS_PLAIN: every row length warp_rows serves, aligned or not, lands on one of its layouts;
-    # float32 and float64 rows of N % V != 0 on one of the element-strided layouts of their op
+    # float32 rows of N % V != 0 and float64 rows on one of the element-strided layouts of their op
     # (variants.WARP_ROWS_ELEMENT_STRIDED, planner.ELEMENT_STRIDED_LAYOUTS), every one of which some row takes
     v = registry.VARIANTS["warp_rows"]
     plain = set()
@@ -393,7 +393,7 @@ ELEMENT_STRIDED = [
 
 @pytest.mark.parametrize("variant", ["warp_rows", "auto"])
 @pytest.mark.parametrize("case", ELEMENT_STRIDED, ids=[c[0] for c in ELEMENT_STRIDED])
-def test_warp_rows_takes_its_element_strided_kernel_only_for_plain_rows_never_whole_chunks(h100, case, variant):
+def test_warp_rows_takes_its_element_strided_kernel_for_plain_rows_never_float32_whole_chunks(h100, case, variant):
     _, pair, n, aligned, options, op, knobs = case
     launch = h100.plan(variant, 4096, n, pair, fake_facts, aligned, op, options is not None)
     assert (launch.variant, launch.knobs) == ("warp_rows", knobs)
