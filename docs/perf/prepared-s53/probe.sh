@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+set -uo pipefail
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+res=/tmp/s53p; rm -rf $res; mkdir -p $res
+{
+  date -u +%FT%TZ; echo "commit $COMMIT"
+  s=$(date +%s); python3 docs/perf/prepared-s53/probe_gradient_layouts.py 2>&1; echo "gradient probe: rc $? $(( $(date +%s) - s )) s"
+  s=$(date +%s); python3 scripts/probe_strided_layouts.py 4096:256:float32:log_softmax 4096:1024:float32:log_softmax 4096:256:float32:softmax 4096:1024:float32:softmax 2>&1; echo "forward probe: rc $? $(( $(date +%s) - s )) s"
+} 2>&1 | tee $res/probe.log
+cp $res/probe.log $OUT/

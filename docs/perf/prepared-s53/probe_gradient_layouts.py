@@ -1,0 +1,86 @@
+"""Evidence for the gradients' warp_rows launches: every (G, K) that holds a row of y and dy, at 128, 256 and 512
+threads, against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data).
+
+Each candidate is warp_rows' `_backward` kernel from the registry (loader.function), checked against the float64
+reference on sample rows (a NaN-poisoned dx, the gradient tests' scale), then timed interleaved with a copy of the
+gradient's 3 M N bytes and torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred, and timed
+beside them where it is another variant. One line a candidate: knobs, threads, registers, us, % of copy, error ratio.
+Usage: python docs/perf/prepared-s53/probe_gradient_layouts.py [M:N:dtype:op ...]   (default: SHAPES; op softmax_backward or
+log_softmax_backward)
+"""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import cupy
+import numpy
+
+from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax import variants as registry
+from cupysoftmax.planner import Launch, _ceil_div
+
+# The suite's gradient shapes on warp_rows where a peer came within a few per cent (docs/PERFORMANCE.md)
+SHAPES = [f"{m}:{n}:{dt}:{op}" for m, n, dt in ((262144, 32, "float32"), (262144, 64, "float32"),
+                                                (262144, 100, "float32"), (4096, 256, "float32"),
+                                                (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"))
+          for op in (registry.SOFTMAX_BACKWARD, registry.LOG_SOFTMAX_BACKWARD)]
+THREADS = (128, 256, 512)
+FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
+
+
+def layouts(n, dtype):
+    """(G, K) of warp_rows' backward kernels with G * K chunks holding the row, no more than twice its chunks."""
+    chunks = _ceil_div(n, 16 // dtype.itemsize)
+    return [(g, k) for g, k in registry.WARP_ROWS_LAYOUTS if chunks <= g * k < 2 * chunks]
+
+
+def main(specs):
+    import torch
+
+    dev = cupy.cuda.Device().id
+    cases = [(int(m), int(n), dtypes.parse(name), op) for m, n, name, op in (s.split(":") for s in specs)]
+    jobs = sorted({(dtype, (g, k, 0), op) for _, n, dtype, op in cases for g, k in layouts(n, dtype)}, key=str)
+    with ThreadPoolExecutor(8) as pool:  # compiled ahead, together
+        kernels = dict(zip(jobs, pool.map(lambda j: loader.function("warp_rows", (j[0], j[0]), j[1], dev, j[2]), jobs)))
+    for m, n, dtype, op in cases:
+        pair = (dtype, dtype)
+        y = getattr(api, FORWARD[op])(bench.random_input(m, n, dtype), axis=-1)
+        dy = bench.random_input(m, n, dtype)
+        dx = cupy.empty_like(y)
+        rows = numpy.unique(numpy.linspace(0, m - 1, 64).astype(int))
+        y_host, dy_host = cupy.asnumpy(y[rows]), cupy.asnumpy(dy[rows])
+        expected = getattr(reference, op)(y_host, dy_host, -1)
+        scale = reference.gradient_scale(y_host, dy_host, op)
+        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(y), op)
+        ty, tdy = torch.as_tensor(y, device="cuda"), torch.as_tensor(dy, device="cuda")
+        function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
+        fns, notes = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype)}
+        candidates = []
+        for g, k in layouts(n, dtype):
+            kernel = kernels[(dtype, (g, k, 0), op)]
+            candidates += [(kernel, Launch("warp_rows", (g, k, 0), _ceil_div(m, t // g), t, 0)) for t in THREADS
+                           if t <= kernel.max_threads_per_block]
+        if picked.variant != "warp_rows":
+            candidates.append((own, picked))
+        strides = (n, n, n)
+        for kernel, launch in candidates:
+            call = lambda kernel=kernel, launch=launch: api.run(kernel, launch, (y, dy, dx, m, n, *strides, *launch.args))  # noqa: E731
+            dx.fill(numpy.nan)
+            call()
+            cupy.cuda.Device().synchronize()
+            err = reference.error_ratio(cupy.asnumpy(dx[rows]), expected, dtype, op, scale)
+            same = (picked.variant, picked.knobs, picked.block) == (launch.variant, launch.knobs, launch.block)
+            label = f"{'*' if same else ' '} {'' if launch.variant == 'warp_rows' else launch.variant + ' '}{launch.knobs} {launch.block}"
+            fns[label] = call
+            notes[label] = f"regs {kernel.num_regs:>3}  err {err:.3f}"
+        times = bench.interleaved_ms(fns, repeat=30, rounds=3)
+        copy = times["copy"]
+        print(f"{m} x {n} {dtype.name} {op}: copy {copy * 1e3:.1f} us, planned {picked.variant} {picked.knobs} "
+              f"{picked.block}")
+        for label, ms in times.items():
+            print(f"   {label:<20} {ms * 1e3:>8.1f} us {100 * copy / ms:>5.0f}%  {notes.get(label, '')}", flush=True)
+        del y, dy, dx, ty, tdy, fns
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or SHAPES)
