@@ -51,7 +51,7 @@ def main(specs):
         expected = getattr(reference, op)(y_host, dy_host, -1)
         scale = reference.gradient_scale(y_host, dy_host, op)
         own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(y), op)
-        ty, tdy = torch.as_tensor(y, device="cuda"), torch.as_tensor(dy, device="cuda")
+        ty, tdy = torch.from_dlpack(y), torch.from_dlpack(dy)  # DLPack: bfloat16 too
         function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
         fns, notes = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype)}
         candidates = []
