@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Session 53's refused call (not run): the gradients' warp_rows layouts, then the forward layouts of 4096 x 256 / 1024
+# float32, against the peers. Log to $OUT/probe.log.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 res=/tmp/s53p; rm -rf $res; mkdir -p $res

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 53: the fixed determinism case, issue 4's suites (one process an op) and where='s standing (two runs),
-# all at one commit ($COMMIT). Results packed into $OUT/s53-suites.tgz; a short table last.
+# all at one commit ($COMMIT). Results packed into $OUT/s53-suites.tgz (a call returns at most 8 files); each
+# suite's summary and each step's seconds printed as they come.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 res=/tmp/s53; rm -rf $res; mkdir -p $res
