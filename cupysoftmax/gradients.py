@@ -96,11 +96,14 @@ def _backward(op, y, dy, axis, out, variant):
         # contiguous copy starts aligned; its rows are when they are whole 16-byte chunks (a
         # single row too, as api.rows_aligned counts it).
         aligned = n * y.itemsize % 16 == 0 if copied else api.rows_aligned(y2)
-        kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), aligned, op)
-        if copied:
-            y2, dy2 = (_aligned_rows(cupy, a, m, n) for a in (ys, dys))
         dx2 = api.rows_view(rs, trailing)
         direct = dx2 is not None and (out is None or not (cupy.may_share_memory(out, y) or cupy.may_share_memory(out, dy)))
+        # dx written in place, or to a fresh (aligned) array; whole-chunk rows of y, dy and dx take
+        # warp_rows' twin on whole chunks (Planner.on_whole_chunks)
+        dx_aligned = api.rows_aligned(dx2) if direct else n * y.itemsize % 16 == 0
+        kernel, launch = api.plan(device_id, variant, m, n, (y.dtype, y.dtype), aligned, op, y_aligned=dx_aligned)
+        if copied:
+            y2, dy2 = (_aligned_rows(cupy, a, m, n) for a in (ys, dys))
         if not direct:
             dx2 = cupy.empty((m, n), y.dtype)
         strides = (a.strides[0] // a.itemsize for a in (y2, dy2, dx2))

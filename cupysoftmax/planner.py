@@ -892,7 +892,13 @@ class Planner:
         auto's launch: 4096 x 1024 bfloat16 93-95% -> 96-99% of copy, float16 92-94% -> 98-99%, 262144 x 100
         float32 97% -> 99%, 4096 x 512 98% -> 100% (registers 64 -> 48, 39 -> 32, 48 -> 40). With options (O = 2)
         the mask row needs no remainder and every chunk's mask bytes are one aligned word: kernels/warp_rows.cu
-        has the measurement."""
+        has the measurement. The gradients' twins (O = -1 where the rows of y, dy and dx are whole chunks on
+        16-byte boundaries: gradients._backward's test), against their kernels of any phase on the same launch:
+        H200, 2026-12-01 (scripts/probe_gradient_layouts.py at 256 threads,
+        docs/perf/grad-whole-chunks-s54-h200.txt; the two 262144-row log_softmax_backward shapes in two runs), us:
+        softmax_backward 4096 x 1024 bfloat16 10.4 -> 9.5, log_softmax_backward 262144 x 64 float32 46.8-47.1 ->
+        46.4-46.8 (torch 46.4-46.8), 262144 x 100 74.0 -> 72.5-73.1 (torch 74.7-74.9), 262144 x 32 25.4 -> 24.9
+        (torch 25.8); registers down (44 -> 40, 66 -> 48)."""
         whole = aligned and n % (16 // pair[0].itemsize) == 0
         twin = v.twin_on_whole_chunks(launch.knobs, op) if whole else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)

@@ -208,17 +208,21 @@ VARIANTS: dict[str, Variant] = {
             "1 to 32 threads per row, several rows per warp, the row in registers as 16-byte chunks",
             "past the peers", reads=1,
             # (G lanes per row, K chunks per lane, O): O = 1 takes scale= and where=, O = 0 compiles them out
-            # (the plain path, for the layouts the planner launches; the gradients take none; its forward kernels
-            # hold a row of any phase in ceil(N / V) chunks: slots), O = -1 is the
-            # plain path on whole chunks (rows of x and y on 16-byte boundaries, N a multiple of a chunk), O = 2
-            # the options on whole chunks (a mask, if any, read row for row at x's phase: warp_rows.cu), O = -2
-            # the plain path element-strided (float32 rows of N % V != 0, float64 rows of any N: element_strided)
+            # (the plain path, for the layouts the planner launches; its forward kernels hold a row of any phase
+            # in ceil(N / V) chunks: slots), O = -1 is the plain path on whole chunks (rows of x and y on 16-byte
+            # boundaries, N a multiple of a chunk), O = 2 the options on whole chunks (a mask, if any, read row
+            # for row at x's phase: warp_rows.cu), O = -2 the plain path element-strided (float32 rows of
+            # N % V != 0, float64 rows of any N: element_strided). The gradients take no options: O = 0 on every
+            # layout, and its twin on whole chunks (O = -1, rows of y, dy and dx on 16-byte boundaries) on
+            # WARP_ROWS_PLAIN's
             knobs=tuple((g, k, 1) for g, k in WARP_ROWS_LAYOUTS)
             + tuple((g, k, o) for o in (0, -1, 2) for g, k in WARP_ROWS_PLAIN)
             + tuple(dict.fromkeys((g, k, -2) for _, _, layouts in WARP_ROWS_ELEMENT_STRIDED for g, k in layouts)),
             element_strided=tuple((dtype, op, tuple((g, k, -2) for g, k in layouts))
                                   for dtype, op, layouts in WARP_ROWS_ELEMENT_STRIDED),
-            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS), plain_knob=2, whole_chunks=True, slots=True,
+            backward_knobs=tuple((g, k, 0) for g, k in WARP_ROWS_LAYOUTS)
+            + tuple((g, k, -1) for g, k in WARP_ROWS_PLAIN),
+            plain_knob=2, whole_chunks=True, slots=True,
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),
         Variant(

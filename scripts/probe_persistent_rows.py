@@ -13,8 +13,11 @@ import sys
 import cupy
 
 from cupysoftmax import api, driver
+from cupysoftmax import variants as registry
 from cupysoftmax.planner import Launch, Planner
-from sweep_backward import OP, each_case
+from sweep_backward import each_case
+
+OP = registry.SOFTMAX_BACKWARD
 
 SHAPES = [(8192, 50257, "bfloat16"), (8192, 50257, "float32"), (4096, 65536, "bfloat16")]
 
@@ -22,7 +25,7 @@ SHAPES = [(8192, 50257, "bfloat16"), (8192, 50257, "float32"), (4096, 65536, "bf
 def main(shapes):
     dev = cupy.cuda.Device().id
     p = api.planner(dev)
-    for name, pair, case in each_case(shapes):
+    for name, pair, case in each_case(shapes, OP):
         m, n = case.m, case.n
         planned = p.plan("auto", m, n, pair, api._facts(dev, pair, OP), api.rows_aligned(case.y), OP)
         kernel = api._loaded(p, planned, dev, pair, OP)

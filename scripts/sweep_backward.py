@@ -7,7 +7,8 @@ holds, where rows are at least twice them: Planner.persistent), checked against 
 float64 reference on sample rows and timed with bench.median_ms; the planner's
 pick is starred. One line a
 candidate: knobs (K, R, C) (R = 1: the gradients fold no rows), threads, registers, time, % of copy, error ratio.
-Usage: python scripts/sweep_backward.py [M N dtype]...   (default: the shapes below)
+Usage: python scripts/sweep_backward.py [--op log_softmax_backward] [M N dtype]...   (default: softmax_backward on
+the shapes below)
 """
 import sys
 
@@ -20,21 +21,22 @@ from cupysoftmax.planner import Launch, _ceil_div, _round_up
 
 SHAPES = [(8192, 50257, "float32"), (8192, 50257, "bfloat16"), (4096, 65536, "bfloat16"), (4096, 65536, "float32"),
           (4096, 32768, "float32"), (128, 128256, "float32"), (32, 128256, "float32")]
-OP = registry.SOFTMAX_BACKWARD
+FORWARD = {registry.SOFTMAX_BACKWARD: api.softmax, registry.LOG_SOFTMAX_BACKWARD: api.log_softmax}
 
 
 class Case:
-    """Fresh y (softmax of a fresh input), dy and dx of M x N, with the float64 reference on up to 16 sample rows."""
+    """Fresh y (the op's forward of a fresh input), dy and dx of M x N, with the float64 reference on up to 16 sample
+    rows."""
 
-    def __init__(self, m, n, dtype):
-        self.m, self.n, self.dtype = m, n, dtype
-        self.y = api.softmax(bench.random_input(m, n, dtype), axis=-1)
+    def __init__(self, m, n, dtype, op):
+        self.m, self.n, self.dtype, self.op = m, n, dtype, op
+        self.y = FORWARD[op](bench.random_input(m, n, dtype), axis=-1)
         self.dy = bench.random_input(m, n, dtype)
         self.dx = cupy.empty_like(self.y)
         self.rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 16)).astype(int))
         y_host, dy_host = cupy.asnumpy(self.y[self.rows]), cupy.asnumpy(self.dy[self.rows])
-        self.expected = reference.softmax_backward(y_host, dy_host)
-        self.scale = reference.gradient_scale(y_host, dy_host, OP)
+        self.expected = getattr(reference, op)(y_host, dy_host, -1)
+        self.scale = reference.gradient_scale(y_host, dy_host, op)
         self.copy_ms = bench.median_ms(bench.copy_call(3 * m * n * dtype.itemsize // 2), repeat=20)
 
     def close(self):
@@ -47,38 +49,39 @@ class Case:
         self.dx.fill(numpy.nan)
         api.run(kernel, launch, args)
         cupy.cuda.Device().synchronize()
-        err = reference.error_ratio(cupy.asnumpy(self.dx[self.rows]), self.expected, self.dtype, OP, self.scale)
+        err = reference.error_ratio(cupy.asnumpy(self.dx[self.rows]), self.expected, self.dtype, self.op, self.scale)
         return err, bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
 
 
-def each_case(shapes):
+def each_case(shapes, op):
     """(dtype name, (dtype, dtype), Case) for each (M, N, dtype name); a shape's arrays freed before the next's."""
     for m, n, name in shapes:
         dtype = dtypes.parse(name)
-        case = Case(m, n, dtype)
+        case = Case(m, n, dtype, op)
         yield name, (dtype, dtype), case
         case.close()
         cupy.get_default_memory_pool().free_all_blocks()
 
 
-def main(shapes):
+def main(shapes, op):
     dev = cupy.cuda.Device().id
     p = api.planner(dev)
-    for name, pair, case in each_case(shapes):
+    print(op)
+    for name, pair, case in each_case(shapes, op):
         m, n, dtype = case.m, case.n, case.dtype
         aligned = api.rows_aligned(case.y)
-        _, picked = api.plan(dev, "auto", m, n, pair, aligned, OP)
+        _, picked = api.plan(dev, "auto", m, n, pair, aligned, op)
         print(f"{m} x {n} {name}: copy {case.copy_ms * 1e3:.1f} us, auto picks {picked.variant} {picked.knobs}",
               flush=True)
         chunks = p._chunks(n, pair, aligned)  # a misaligned row spans one chunk more
-        for knobs in registry.VARIANTS["split_row"].knob_sets(OP):
+        for knobs in registry.VARIANTS["split_row"].knob_sets(op):
             k, c = knobs[0], knobs[-1]
-            kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, OP)
+            kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, op)
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
             if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
                 continue
             planned = Launch("split_row", knobs, m * c, threads, 0, unit=c)
-            launch = p.persistent(planned, api._active_clusters(kernel, planned, OP), OP)  # the grid api.plan gives
+            launch = p.persistent(planned, api._active_clusters(kernel, planned, op), op)  # the grid api.plan gives
             try:
                 err, ms = case.run(kernel, launch)
             except Exception as exc:  # a cluster shape the GPU cannot place, say
@@ -91,4 +94,9 @@ def main(shapes):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] if args else SHAPES)
+    op = registry.SOFTMAX_BACKWARD
+    if args[:1] == ["--op"]:
+        op, args = args[1], args[2:]
+        if op not in FORWARD:
+            sys.exit(f"--op must be one of {sorted(FORWARD)}, not {op!r}")
+    main([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] if args else SHAPES, op)

@@ -289,3 +289,35 @@ def test_warp_rows_on_whole_chunks_gives_the_bits_of_the_plain_kernel(rng, case,
     assert (launch.knobs[:-1], launch.grid, launch.block) == (plain_launch.knobs[:-1], plain_launch.grid,
                                                               plain_launch.block)
     assert_same_bits(x, op, launch, whole, plain)
+
+
+# The gradients' twins on whole chunks (O = -1) against their kernels of any phase (O = 0) on auto's launch: the same
+# bits. The gradients have no element-strided kernels, so float64 rows of several chunks reach their twin.
+GRADIENT_WHOLE_CASES = [("warp_rows_grad_whole_n64_eight_lanes", (1000, 64), dtypes.FLOAT32),
+                        ("warp_rows_grad_whole_n300_full_warp_four_chunks", (200, 300), dtypes.FLOAT32),
+                        ("warp_rows_grad_whole_bf16_n1024_full_warp", (200, 1024), dtypes.BFLOAT16),
+                        ("warp_rows_grad_whole_f16_n8_one_lane", (300, 8), dtypes.FLOAT16),
+                        ("warp_rows_grad_whole_f64_n6_four_lanes", (301, 6), dtypes.FLOAT64)]
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("case", GRADIENT_WHOLE_CASES, ids=[c[0] for c in GRADIENT_WHOLE_CASES])
+def test_warp_rows_gradients_on_whole_chunks_give_the_bits_of_their_kernel_of_any_phase(rng, case, op):
+    _, (m, n), dtype = case
+    y = api.FUNCTIONS[FORWARD[op]](draw(rng, (m, n), dtype), axis=-1)
+    dy = draw(rng, (m, n), dtype, scale=1.0)
+    pair, device_id = (dtype, dtype), cupy.cuda.Device().id
+    whole, launch = api.plan(device_id, "auto", m, n, pair, True, op, y_aligned=True)
+    plain, plain_launch = api.plan(device_id, "auto", m, n, pair, True, op)
+    assert (launch.variant, launch.knobs[-1], plain_launch.knobs[-1]) == ("warp_rows", -1, 0)
+    assert (launch.knobs[:-1], launch.grid, launch.block) == (plain_launch.knobs[:-1], plain_launch.grid,
+                                                              plain_launch.block)
+    results = []
+    for kernel in (whole, plain):
+        dx = poisoned((m, n), dtype)
+        api.run(kernel, launch, (y, dy, dx, m, n, n, n, n))
+        results.append(dx)
+    y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
+    reference.assert_close(cupy.asnumpy(results[0]), reference.GRADIENTS[op](y_host, dy_host, axis=-1), dtype, op,
+                           reference.gradient_scale(y_host, dy_host, op))
+    assert numpy.array_equal(bits(results[0]), bits(results[1]))

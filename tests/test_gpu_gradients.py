@@ -24,7 +24,7 @@ DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
 SHAPES = [
     ("n1_one_lane", 5, 1),
     ("n33_warp_rows_tail", 5, 33),
-    ("n1000_warp_rows_full_warp", 4, 1000),
+    ("n1000_warp_rows_full_warp_whole_chunks", 4, 1000),  # contiguous and copied rows: the twin on whole chunks
     ("n4097_split_row_block_tail", 3, 4097),
     ("n50257_split_row_cluster", 2, 50257),
     ("m1_single_row", 1, 2049),
@@ -95,6 +95,27 @@ def test_matches_reference(rng, variant, op, dtype, case, layout):
         return
     assert function(y, dy, out=dx, variant=variant) is dx
     check(op, y, dy, dx, dtype)
+
+
+# (layout, O warp_rows runs): the twin on whole chunks (O = -1) where the rows of y, dy and dx the kernel reads and
+# writes all start on 16-byte boundaries (contiguous ones, dy's contiguous copy, a fresh dx for an out= that aliases
+# y), else the kernel of any phase (O = 0)
+GRADIENT_PHASES = [("contiguous", -1), ("offset_views", 0), ("dy_misaligned_against_y", -1),
+                   ("dx_misaligned_against_y", 0), ("out_is_y", -1)]
+
+
+@pytest.mark.parametrize("layout, o", GRADIENT_PHASES, ids=[c[0] for c in GRADIENT_PHASES])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_warp_rows_gradients_take_the_twin_on_whole_chunks_where_every_row_is(rng, monkeypatch, op, layout, o):
+    launches, run = [], api.run
+    monkeypatch.setattr(api, "run", lambda kernel, launch, args: (launches.append(launch), run(kernel, launch, args)))
+    y, dy, dx = inputs(rng, op, (64, 1000), dtypes.FLOAT32, "contiguous" if layout == "out_is_y" else layout)
+    y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
+    out = y if layout == "out_is_y" else dx
+    assert gradients.GRADIENTS[op](y, dy, out=out) is out
+    assert [(launch.variant, launch.knobs[-1]) for launch in launches] == [("warp_rows", o)]
+    expected = reference.GRADIENTS[op](y_host, dy_host, axis=-1)
+    reference.assert_close(cupy.asnumpy(out), expected, dtypes.FLOAT32, op, reference.gradient_scale(y_host, dy_host, op))
 
 
 @pytest.mark.parametrize("dtype", [dtypes.BFLOAT16, dtypes.FLOAT32], ids=dtypes.name)

@@ -328,7 +328,7 @@ def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pa
 # (id naming the path, pair, N, x rows aligned, y rows aligned, options, op, O): the twin on whole chunks of the
 # plain kernel (O = -1) and of the kernel that reads the options (O = 2) only where the rows of x and y start on
 # 16-byte boundaries and N is whole chunks, and with where= only where its mask is read row for row at x's phase
-# (fused.direct); never for the gradients. options: None, "scale" (scale= alone), "direct" (where=, direct) or
+# (fused.direct); the gradients' twin (O = -1) where the rows of y, dy ("x") and dx ("y") are. options: None, "scale" (scale= alone), "direct" (where=, direct) or
 # "mask" (where=, its rows not direct: a period between 1 and M, or rows off x's phase)
 WHOLE_CHUNKS = [
     ("whole_chunks_n64", F32, 64, True, True, None, registry.SOFTMAX, -1),
@@ -344,7 +344,10 @@ WHOLE_CHUNKS = [
     ("where_not_direct_options_twin", F32, 64, True, True, "mask", registry.SOFTMAX, 1),
     ("where_direct_y_misaligned_options_twin", F32, 64, True, False, "direct", registry.SOFTMAX, 1),
     ("scale_f16_n66_not_whole_chunks_options_twin", F16, 66, True, True, "scale", registry.SOFTMAX, 1),
-    ("gradient_plain", F32, 64, True, True, None, registry.SOFTMAX_BACKWARD, 0),
+    ("gradient_whole_chunks", F32, 64, True, True, None, registry.SOFTMAX_BACKWARD, -1),
+    ("log_gradient_bf16_n1024_whole_chunks", BF16, 1024, True, True, None, registry.LOG_SOFTMAX_BACKWARD, -1),
+    ("gradient_dx_misaligned_plain", F32, 64, True, False, None, registry.SOFTMAX_BACKWARD, 0),
+    ("gradient_f16_n1020_not_whole_chunks_plain", F16, 1020, True, True, None, registry.LOG_SOFTMAX_BACKWARD, 0),
 ]
 
 

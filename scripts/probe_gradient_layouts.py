@@ -1,11 +1,12 @@
 """Evidence for the gradients' warp_rows launches: every (G, K) that holds a row of y and dy, at 128, 256 and 512
-threads, against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data).
+threads, on the kernel of any phase (O = 0) and, where the rows are whole chunks, its twin on whole chunks (O = -1),
+against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data).
 
 Each candidate is warp_rows' `_backward` kernel from the registry (loader.function), checked against the float64
 reference on sample rows (a NaN-poisoned dx, the gradient tests' scale), then timed interleaved with a copy of the
 gradient's 3 M N bytes and torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred, and timed
 beside them where it is another variant. One line a candidate: knobs, threads, registers, us, % of copy, error ratio.
-Usage: python docs/perf/prepared-s53/probe_gradient_layouts.py [M:N:dtype:op ...]   (default: SHAPES; op softmax_backward or
+Usage: python scripts/probe_gradient_layouts.py [M:N:dtype:op ...]   (default: SHAPES; op softmax_backward or
 log_softmax_backward)
 """
 import sys
@@ -38,7 +39,9 @@ def main(specs):
 
     dev = cupy.cuda.Device().id
     cases = [(int(m), int(n), dtypes.parse(name), op) for m, n, name, op in (s.split(":") for s in specs)]
-    jobs = sorted({(dtype, (g, k, 0), op) for _, n, dtype, op in cases for g, k in layouts(n, dtype)}, key=str)
+    jobs = sorted({(dtype, knobs, op) for _, n, dtype, op in cases for g, k in layouts(n, dtype)
+                   for knobs in ((g, k, 0), (g, k, -1)) if knobs in registry.VARIANTS["warp_rows"].knob_sets(op)},
+                  key=str)
     with ThreadPoolExecutor(8) as pool:  # compiled ahead, together
         kernels = dict(zip(jobs, pool.map(lambda j: loader.function("warp_rows", (j[0], j[0]), j[1], dev, j[2]), jobs)))
     for m, n, dtype, op in cases:
@@ -50,15 +53,18 @@ def main(specs):
         y_host, dy_host = cupy.asnumpy(y[rows]), cupy.asnumpy(dy[rows])
         expected = getattr(reference, op)(y_host, dy_host, -1)
         scale = reference.gradient_scale(y_host, dy_host, op)
-        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(y), op)
+        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(y), op, y_aligned=api.rows_aligned(dx))
         ty, tdy = torch.from_dlpack(y), torch.from_dlpack(dy)  # DLPack: bfloat16 too
         function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
-        fns, notes = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype)}
+        fns = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype)}
+        notes = {}
         candidates = []
+        whole = n % (16 // dtype.itemsize) == 0  # the rows here start on 16-byte boundaries: the twin serves
         for g, k in layouts(n, dtype):
-            kernel = kernels[(dtype, (g, k, 0), op)]
-            candidates += [(kernel, Launch("warp_rows", (g, k, 0), _ceil_div(m, t // g), t, 0)) for t in THREADS
-                           if t <= kernel.max_threads_per_block]
+            for o in (0, -1) if whole else (0,):
+                if (kernel := kernels.get((dtype, (g, k, o), op))) is not None:
+                    candidates += [(kernel, Launch("warp_rows", (g, k, o), _ceil_div(m, t // g), t, 0))
+                                   for t in THREADS if t <= kernel.max_threads_per_block]
         if picked.variant != "warp_rows":
             candidates.append((own, picked))
         strides = (n, n, n)
