@@ -24,7 +24,7 @@ DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
 SHAPES = [
     ("n1_one_lane", 5, 1),
     ("n33_warp_rows_tail", 5, 33),
-    ("n1000_warp_rows_full_warp_whole_chunks", 4, 1000),  # contiguous and copied rows: the twin on whole chunks
+    ("n1000_warp_rows_full_warp", 4, 1000),  # 2-byte rows (float32 and float64 gradients: split_row)
     ("n4097_split_row_block_tail", 3, 4097),
     ("n50257_split_row_cluster", 2, 50257),
     ("m1_single_row", 1, 2049),
@@ -107,9 +107,9 @@ GRADIENT_PHASES = [("contiguous", -1), ("offset_views", 0), ("dy_misaligned_agai
 @pytest.mark.parametrize("layout, o", GRADIENT_PHASES, ids=[c[0] for c in GRADIENT_PHASES])
 @pytest.mark.parametrize("op", registry.BACKWARD)
 def test_warp_rows_gradients_take_the_twin_on_whole_chunks_where_every_row_is(rng, monkeypatch, op, layout, o):
-    launches, run = [], api.run
+    y, dy, dx = inputs(rng, op, (64, 512), dtypes.FLOAT32, "contiguous" if layout == "out_is_y" else layout)
+    launches, run = [], api.run  # the gradient's launches (warp_rows (32, 4, O)), not the forward's of inputs
     monkeypatch.setattr(api, "run", lambda kernel, launch, args: (launches.append(launch), run(kernel, launch, args)))
-    y, dy, dx = inputs(rng, op, (64, 1000), dtypes.FLOAT32, "contiguous" if layout == "out_is_y" else layout)
     y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
     out = y if layout == "out_is_y" else dx
     assert gradients.GRADIENTS[op](y, dy, out=out) is out
