@@ -1,6 +1,7 @@
 """Evidence for planner.ELEMENT_STRIDED_LAYOUTS: every warp_rows (G, K) that holds a row of N elements, on Slots
-(O = 0) and element-strided (O = -2), against torch (rows of N % V != 0, and float64 rows of any N: the rows the
-strided kernels take).
+(O = 0), on whole chunks (O = -1, rows of N % V == 0) and element-strided (O = -2), against torch (rows of
+N % V != 0, and float64 rows of any N: the rows the strided kernels take; float32 rows of N % V == 0: whether they
+should).
 
 Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
 float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and
@@ -32,12 +33,18 @@ def layouts(n, dtype):
     return [(g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4, 8) if chunks <= g * k < 2 * chunks]
 
 
+def orders(n, dtype):
+    """The O of the kernels timed: Slots and element-strided, and the twin on whole chunks where N % V == 0."""
+    return (0, -2, -1) if n % (16 // dtype.itemsize) == 0 else (0, -2)
+
+
 def main(specs):
     import torch
 
     dev = cupy.cuda.Device().id
     cases = [(int(m), int(n), dtypes.parse(dt), op) for m, n, dt, op in (s.split(":") for s in specs)]
-    jobs = sorted({(dtype, (g, k, o), op) for _, n, dtype, op in cases for g, k in layouts(n, dtype) for o in (0, -2)},
+    jobs = sorted({(dtype, (g, k, o), op) for _, n, dtype, op in cases for g, k in layouts(n, dtype)
+                   for o in orders(n, dtype)},
                   key=str)
     source = loader.source("warp_rows")
     with ThreadPoolExecutor(8) as pool:
@@ -49,14 +56,14 @@ def main(specs):
         y = cupy.empty_like(x)
         rows = numpy.unique(numpy.linspace(0, m - 1, 64).astype(int))
         expected = reference.REFERENCES[op](cupy.asnumpy(x[rows]), -1)
-        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op)
+        own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op, y_aligned=api.rows_aligned(y))
         fns, notes = {"copy": bench.copy_call(x.nbytes)}, {}
         tx = torch.as_tensor(x, device="cuda")
         fns["torch"] = (lambda tx=tx: torch.softmax(tx, -1)) if op == registry.SOFTMAX else (
             lambda tx=tx: torch.log_softmax(tx, -1))
         candidates = [(kernels[(dtype, (g, k, o), op)],
                        Launch("warp_rows", (g, k, o), min(_ceil_div(m, THREADS // g), 2**31 - 1), THREADS, 0))
-                      for g, k in layouts(n, dtype) for o in (0, -2)]
+                      for g, k in layouts(n, dtype) for o in orders(n, dtype)]
         if picked.variant != "warp_rows":  # the planner's own launch, of another variant, beside the candidates
             candidates.append((own, picked))
         for kernel, launch in candidates:
