@@ -95,7 +95,9 @@ WARP_ROWS_ITEMS = (
 #           N = 255 (64)        (32, 2) 259 / 260   Slots (32, 2) 260 / (16, 4) 259
 #           N = 257 (65)        (32, 4) 256 / 258   Slots (32, 4) 293 / 297
 #           N = 345 (87)        (32, 4) 260 / 260   Slots (32, 4) 263 / 262
-#           N = 361 (91)        Slots (32, 4) 258 / 260, strided 260 / 260: float32 stops at 88 chunks
+#           N = 361 (91)        Slots (32, 4) 258 / 260, strided 260 / 260: float32 stops at 88 chunks, to take
+#                               (32, 8) again past 128 (AUTO_FIRST_PLAIN_WIDE: rows of whole chunks timed
+#                               there, strided against Slots: 4096 x 516 7.6 / 7.7 against 8.6 / 8.7 us)
 #   float64 N = 3 (2)           (1, 2) 284 / 298    (2, 1) 466 / 508         torch 378 / 552
 #           N = 5 (3)           (1, 4) 316 / 313    (2, 2) 379 / 416
 #           N = 7 (4)           (2, 2) 283 / 308    (4, 1) 419 / 455
@@ -123,7 +125,8 @@ WARP_ROWS_ITEMS = (
 #           N = 257 (129)       (32, 8) 318 / 340   Slots (32, 8) 396 / 433, split_row 508 / 611; torch 319 / 298
 #           N = 449 (225)       (32, 8) 258 / 260   Slots (32, 8) 266 / 282
 #           N = 511 (256)       (32, 8) 259 / 261   Slots (32, 8) 257 / 260: float64 stops at 256 chunks
-# float64 rows past 128 chunks reach warp_rows through AUTO_FIRST_PLAIN_FLOAT64.
+# float64 rows past 128 chunks reach warp_rows through AUTO_FIRST_PLAIN_WIDE, and so do float32 rows of 129-256
+# chunks, on (32, 8): its measurement is beside that table.
 # The itemsizes whose rows of whole chunks (N % V == 0) take the element-strided kernels too, at any phase, so that
 # a row's kernel follows N alone (its bits do not depend on its batch): float64. The chunk rule's layouts (aligned:
 # on whole chunks, O = -1) against these tables', H200, 2026-11-30 (docs/perf/f64-whole-rows-s52-h200.txt; the
@@ -135,7 +138,7 @@ WARP_ROWS_ITEMS = (
 ELEMENT_STRIDED_WHOLE_ROWS = (8,)
 _F32_LAYOUTS = ((1, None), (2, (2, 1)), (3, (2, 2)), (4, (4, 1)), (7, (4, 2)), (8, (8, 1)), (15, (8, 2)),
                 (16, (16, 1)), (31, (16, 2)))
-_F32_PAST = ((64, (32, 2)), (88, (32, 4)), (INF, None))
+_F32_PAST = ((64, (32, 2)), (88, (32, 4)), (128, None), (256, (32, 8)), (INF, None))  # 129-256: AUTO_FIRST_PLAIN_WIDE
 _F64_LAYOUTS = ((1, None), (2, (1, 2)), (3, (1, 4)), (4, (2, 2)), (6, (2, 4)), (8, (4, 2)))
 ELEMENT_STRIDED_LAYOUTS = {
     (4, registry.SOFTMAX): (*_F32_LAYOUTS, (32, (32, 1)), *_F32_PAST),
@@ -416,13 +419,15 @@ BACKWARD_MIN_BLOCKS_PER_SM = 2
 # H100 sweep of 2026-11-22 (clean L2), M = 4096: at N = 1024 float32 (256
 # chunks) split_row with 64 threads ran at 95% of copy, warp_rows at 89%; at
 # N = 512 (128 chunks) warp_rows 96%, split_row 93%; at N = 384 warp_rows 92%,
-# split_row 88%; N = 1024 bfloat16 (128 chunks) warp_rows 94%, split_row 90%.
+# split_row 88%; N = 1024 bfloat16 (128 chunks) warp_rows 94%, split_row 90%. (That warp_rows was
+# the kernel of any phase, before its twin on whole chunks: plain float32 rows to 256 chunks now take warp_rows,
+# AUTO_FIRST_PLAIN_WIDE.)
 AUTO_FIRST = (
     (128, "warp_rows"),
     (INF, "split_row"),
 )
-# float64 softmax and log_softmax without options: warp_rows to 256 chunks (a warp's (32, 8); element-strided,
-# ELEMENT_STRIDED_LAYOUTS). H200, 2026-11-29
+# float32 and float64 softmax and log_softmax without options, one dtype in and out: warp_rows to 256 chunks
+# (a warp's (32, 8)). float64, element-strided (ELEMENT_STRIDED_LAYOUTS), H200, 2026-11-29
 # (scripts/probe_strided_layouts.py, docs/perf/strided-layouts-s52-h200.txt), arrays of 512 MiB, us, softmax /
 # log_softmax against split_row's (2, 0, 1): N = 257 318 / 340 against 508 / 611; N = 383 256 / 257 against
 # 349 / 425; N = 258 316 / 338 against 499 / 604; N = 512 259 / 258 against 340 / 417.
@@ -431,7 +436,14 @@ AUTO_FIRST = (
 # (N = 300 and 257 alike): the rule does not look at M, so that a row has the same bits in any batch. float32 rows
 # there ran as fast on split_row past 151 chunks (N = 701: 257 against 260); the gradients and the options were
 # not measured.
-AUTO_FIRST_PLAIN_FLOAT64 = (
+# float32 alike, H200, 2026-12-01 (scripts/probe_strided_layouts.py, docs/perf/f32-past-128-chunks-s54-h200.txt),
+# us, softmax / log_softmax, (32, 8) on whole chunks (O = -1) against split_row's (2, 0, 1): 4096 x 516 7.6 / 7.6
+# against 8.2 / 8.3 (element-strided, O = -2, 7.6 / 7.7), 4096 x 768 8.8 / 8.8 against 9.5 / 9.6, 4096 x 1024
+# 10.6 / 10.6 against 11.2 / 11.3 (torch 12.8 / 11.4), 65536 x 516 65.9 / 66.6 against 70.8 / 73.5; behind by 1%
+# on many rows: 65536 x 768 96.4 / 96.3 against 95.6 / 95.3, 65536 x 1024 127.8 / 127.8 against 126.8 / 126.7.
+# Rows of whole chunks out of phase take Slots (32, 8, 0), which sums as on whole chunks: 4096 x 516 8.6 / 8.7,
+# 65536 x 516 68.8 / 71.6, 65536 x 1024 129.5 / 129.5.
+AUTO_FIRST_PLAIN_WIDE = (
     (256, "warp_rows"),
     (INF, "split_row"),
 )
@@ -785,8 +797,9 @@ class Planner:
         `fused`, `masked`, `mask_direct`: as in plan.
         """
         fused = fused or masked
-        plain_float64 = pair == (dtypes.FLOAT64, dtypes.FLOAT64) and op not in registry.BACKWARD and not fused
-        first = lookup(AUTO_FIRST_PLAIN_FLOAT64 if plain_float64 else AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        plain_wide = (pair[0] == pair[1] and pair[0] in (dtypes.FLOAT32, dtypes.FLOAT64) and op not in registry.BACKWARD
+                      and not fused)
+        first = lookup(AUTO_FIRST_PLAIN_WIDE if plain_wide else AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         facts = as_launched(facts, fused)
         reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):

@@ -154,7 +154,7 @@ WARP_ROWS_LAYOUTS = tuple((g, k) for g in (1, 2, 4, 8, 16, 32) for k in (1, 2, 4
 WARP_ROWS_PLAIN = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 # The layouts of the element-strided kernels (O = -2: kernels/warp_rows.cu), by dtype and op: those
 # Planner.element_strided plans (planner.ELEMENT_STRIDED_LAYOUTS; tests/test_planner.py walks them).
-_F32_STRIDED = ((2, 1), (2, 2), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1), (16, 2), (32, 2), (32, 4))
+_F32_STRIDED = ((2, 1), (2, 2), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1), (16, 2), (32, 2), (32, 4), (32, 8))
 _F64_STRIDED = ((1, 2), (1, 4), (2, 2), (2, 4), (4, 2), (4, 4), (4, 8), (8, 4), (8, 8), (16, 4), (16, 8), (32, 4),
                 (32, 8))
 WARP_ROWS_ELEMENT_STRIDED = ((dtypes.FLOAT32, SOFTMAX, (*_F32_STRIDED, (32, 1))),

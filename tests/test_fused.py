@@ -141,7 +141,7 @@ def test_variants_without_options_refuse_them(variant):
         Planner(H100).plan(variant, 4, 1000, F32, fake_facts, op=registry.SOFTMAX, fused=True)
 
 
-@pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1024, "split_row", True),
+@pytest.mark.parametrize("m, n, variant, twin", [(8, 100, "warp_rows", True), (4096, 1100, "split_row", True),
                                                  (8192, 50257, "split_row", True),
                                                  (8, 50257, "split_row", False), (8, 128256, "split_row", False),
                                                  (8, 4_194_304, "split_row", True),

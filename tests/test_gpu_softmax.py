@@ -155,7 +155,7 @@ ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (1
             # float64 rows of 101 chunks: softmax eight a lane, log_softmax four (ELEMENT_STRIDED_LAYOUTS by op)
             ("strided_n201_float64_by_op", 201, dtypes.FLOAT64, dtypes.FLOAT64,
              {registry.SOFTMAX: (16, 8, -2), registry.LOG_SOFTMAX: (32, 4, -2)}),
-            # past 128 chunks, on warp_rows rather than split_row (planner.AUTO_FIRST_PLAIN_FLOAT64)
+            # past 128 chunks, on warp_rows rather than split_row (planner.AUTO_FIRST_PLAIN_WIDE)
             ("strided_n301_float64_eight_a_lane", 301, dtypes.FLOAT64, dtypes.FLOAT64, (32, 8, -2)),
             ("strided_n9_float32_two_lanes_two_chunks", 9, dtypes.FLOAT32, dtypes.FLOAT32, (2, 2, -2)),
             ("strided_n31_float32_one_a_lane", 31, dtypes.FLOAT32, dtypes.FLOAT32, (8, 1, -2)),

@@ -128,7 +128,8 @@ def test_kernel_thread_limit_is_respected(h100):
         (H100, 256, F32, "warp_rows"),
         (H100, 512, F32, "warp_rows"),
         (H100, 1024, F16, "warp_rows"),
-        (H100, 1000, F32, "split_row"),
+        (H100, 1024, F32, "warp_rows"),
+        (H100, 1025, F32, "split_row"),
         (H100, 16384, F32, "split_row"),
         (H100, 50257, F32, "split_row"),
         (H100, 50257, F64, "split_row"),
@@ -140,7 +141,7 @@ def test_kernel_thread_limit_is_respected(h100):
         (SMALL, 50257, F32, "two_pass"),
         (SMALL, 12000, F32, "split_row"),
     ],
-    ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1000_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
+    ids=["h100_256_warp_rows", "h100_512_warp_rows", "h100_1024_f16_warp_rows", "h100_1024_f32_plain_warp_rows_to_256_chunks", "h100_1025_split", "h100_16k_split", "h100_vocab_split", "h100_vocab_f64_split",
          "h100_512_f64_plain_warp_rows_to_256_chunks", "h100_513_f64_split",
          "h100_4MB_row_split_on_the_grid", "h100_32MB_row_grid_of_65536_threads", "h100_64MB_row_two_pass", "small_vocab_no_clusters_two_pass",
          "small_12k_split"],
@@ -149,14 +150,16 @@ def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
     assert Planner(gpu).plan("auto", 64, n, pair, fake_facts).variant == expected
 
 
+@pytest.mark.parametrize("pair, n", [(F64, 511), (F32, 1023)], ids=["float64_256_chunks", "float32_256_chunks"])
 @pytest.mark.parametrize("op, fused", [(registry.SOFTMAX_BACKWARD, False), (registry.LOG_SOFTMAX, True)],
                          ids=["gradient", "log_softmax_with_options"])
-def test_auto_keeps_float64_rows_past_128_chunks_on_split_row_for_the_gradients_and_options(h100, op, fused):
-    # AUTO_FIRST_PLAIN_FLOAT64 serves softmax and log_softmax without options only (the others not measured there)
-    assert h100.plan("auto", 4096, 511, F64, fake_facts, op=op, fused=fused).variant == "split_row"
-    assert h100.plan("auto", 4096, 511, F64, fake_facts, op=registry.LOG_SOFTMAX).variant == "warp_rows"
-    assert h100.plan("auto", 1, 511, F64, fake_facts).variant == "warp_rows"  # a row alone as in a batch
-    assert h100.plan("auto", 4096, 511, (F64[0], dtypes.FLOAT32), fake_facts).variant == "split_row"
+def test_auto_keeps_wide_rows_past_128_chunks_on_split_row_for_the_gradients_and_options(h100, op, fused, pair, n):
+    # AUTO_FIRST_PLAIN_WIDE serves softmax and log_softmax without options only (the others not measured there),
+    # of one dtype in and out
+    assert h100.plan("auto", 4096, n, pair, fake_facts, op=op, fused=fused).variant == "split_row"
+    assert h100.plan("auto", 4096, n, pair, fake_facts, op=registry.LOG_SOFTMAX).variant == "warp_rows"
+    assert h100.plan("auto", 1, n, pair, fake_facts).variant == "warp_rows"  # a row alone as in a batch
+    assert h100.plan("auto", 4096, n, (pair[0], dtypes.FLOAT16), fake_facts).variant == "split_row"  # two dtypes
 
 
 def test_blocks_per_sm_follows_each_limit(h100):
@@ -262,7 +265,7 @@ def test_classic_variants_refuse_log_softmax_and_name_the_ones_that_compute_it(h
         h100.plan(variant, 8, 1000, F32, fake_facts, op=registry.LOG_SOFTMAX)
 
 
-@pytest.mark.parametrize("m, n, variant", [(4096, 100, "warp_rows"), (64, 1000, "split_row"),
+@pytest.mark.parametrize("m, n, variant", [(4096, 100, "warp_rows"), (64, 1100, "split_row"),
                                            (8, 128256, "split_row"), (4, 2**24 + 4, "two_pass")],
                          ids=["warp_rows", "split_row_block", "split_row_cluster", "two_pass"])
 def test_log_softmax_gets_the_softmax_launch(h100, m, n, variant):
@@ -408,8 +411,8 @@ def test_warp_rows_takes_its_element_strided_kernel_for_plain_rows_never_float32
 
 
 def test_split_row_has_no_kernel_on_whole_chunks(h100):
-    plain = h100.plan("auto", 4096, 1024, F32, split_facts)
-    assert plain.variant == "split_row" and h100.plan("auto", 4096, 1024, F32, split_facts, y_aligned=True) == plain
+    plain = h100.plan("auto", 4096, 1100, F32, split_facts)
+    assert plain.variant == "split_row" and h100.plan("auto", 4096, 1100, F32, split_facts, y_aligned=True) == plain
 
 
 def test_warp_rows_refuses_a_misaligned_row_one_chunk_too_long_where_its_kernel_counts_chunks_from_the_boundary(h100):
