@@ -229,7 +229,7 @@ def test_rows_out_of_phase_in_a_batch_have_the_bits_they_have_alone(rng, case, o
 # or R = -4 the plain fold; registry.plain_knob at that value), named by that path on the H100; rows of
 # 3001 and 50257 start mid-chunk.
 PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows", 0),
-               ("split_row_plain_n1024", (200, 1024), dtypes.FLOAT32, "split_row", 0),
+               ("split_row_plain_n1100", (200, 1100), dtypes.FLOAT32, "split_row", 0),  # float32 to 1024: warp_rows
                ("split_row_plain_bf16_n4096", (200, 4096), dtypes.BFLOAT16, "split_row", 0),
                ("split_row_plain_n32000", (200, 32000), dtypes.FLOAT32, "split_row", 0),
                ("split_row_plain_f16_n3001_misaligned_rows", (200, 3001), dtypes.FLOAT16, "split_row", 0),
