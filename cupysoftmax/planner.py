@@ -442,7 +442,10 @@ AUTO_FIRST = (
 # 10.6 / 10.6 against 11.2 / 11.3 (torch 12.8 / 11.4), 65536 x 516 65.9 / 66.6 against 70.8 / 73.5; behind by 1%
 # on many rows: 65536 x 768 96.4 / 96.3 against 95.6 / 95.3, 65536 x 1024 127.8 / 127.8 against 126.8 / 126.7.
 # Rows of whole chunks out of phase take Slots (32, 8, 0), which sums as on whole chunks: 4096 x 516 8.6 / 8.7,
-# 65536 x 516 68.8 / 71.6, 65536 x 1024 129.5 / 129.5.
+# 65536 x 516 68.8 / 71.6, 65536 x 1024 129.5 / 129.5. Other rows take (32, 8) element-strided (O = -2): 4096 x
+# 1023 11.2 / 11.3 against Slots' 11.6 / 11.7 (torch 14.0 / 11.7; split_row not timed there,
+# docs/perf/f32-past-128-chunks-landed-s54-h200.txt). Session 52's "as fast on split_row past 151 chunks" above
+# was on arrays of 512 MiB (many rows), where this table trails split_row by 1%.
 AUTO_FIRST_PLAIN_WIDE = (
     (256, "warp_rows"),
     (INF, "split_row"),

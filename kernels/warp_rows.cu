@@ -29,7 +29,8 @@
 // float16 350 -> 177, 16384 x 1023 bfloat16 30.4 -> 19.8.
 // O = -2 is the plain path element-strided, for float32 rows whose N is not
 // a multiple of V and float64 rows of any N, on layouts of their own
-// (planner.py, ELEMENT_STRIDED_LAYOUTS: 2 to 88 chunks, float64 to 256):
+// (planner.py, ELEMENT_STRIDED_LAYOUTS: 2 to 88 and 129 to 256 chunks,
+// float64 2 to 256):
 // lane l of G holds elements l + G * i, each read and written in a scalar
 // access (common.cuh, load_strided), any phase with no edge code. Its sum
 // runs in another order than O = 0's, so the planner gives it a row at any

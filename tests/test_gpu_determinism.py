@@ -204,6 +204,10 @@ def test_a_row_has_the_same_bits_alone_and_in_batches_of_any_size(rng, case, op)
 OFF_PHASE_BATCHES = [("slots_or_whole_chunks_n32_eight_lanes", dtypes.FLOAT32, 200, 32, 34, (8, 1, 0), (8, 1, -1)),
                      ("slots_or_whole_chunks_n128", dtypes.FLOAT32, 200, 128, 130, (16, 2, 0), (16, 2, -1)),
                      ("element_strided_n99", dtypes.FLOAT32, 200, 99, 102, (16, 2, -2), (16, 2, -2)),
+                     # past 128 chunks (planner.AUTO_FIRST_PLAIN_WIDE)
+                     ("slots_or_whole_chunks_n1024_full_warp", dtypes.FLOAT32, 200, 1024, 1026, (32, 8, 0),
+                      (32, 8, -1)),
+                     ("element_strided_n1023_full_warp", dtypes.FLOAT32, 200, 1023, 1026, (32, 8, -2), (32, 8, -2)),
                      ("element_strided_f64_n45", dtypes.FLOAT64, 200, 45, 47, (8, 4, -2), (8, 4, -2)),
                      ("element_strided_f64_n64_whole_chunks", dtypes.FLOAT64, 200, 64, 67, (8, 4, -2), (8, 4, -2))]
 

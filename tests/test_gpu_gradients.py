@@ -108,7 +108,9 @@ GRADIENT_PHASES = [("contiguous", -1), ("offset_views", 0), ("dy_misaligned_agai
 @pytest.mark.parametrize("op", registry.BACKWARD)
 def test_warp_rows_gradients_take_the_twin_on_whole_chunks_where_every_row_is(rng, monkeypatch, op, layout, o):
     y, dy, dx = inputs(rng, op, (64, 512), dtypes.FLOAT32, "contiguous" if layout == "out_is_y" else layout)
-    launches, run = [], api.run  # the gradient's launches (warp_rows (32, 4, O)), not the forward's of inputs
+    # the gradient's launches, not the forward's of inputs: warp_rows (32, 4, O), or (32, 8, 0) for the offset views
+    # (a row one element in spans 129 chunks from the boundary before it)
+    launches, run = [], api.run
     monkeypatch.setattr(api, "run", lambda kernel, launch, args: (launches.append(launch), run(kernel, launch, args)))
     y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
     out = y if layout == "out_is_y" else dx

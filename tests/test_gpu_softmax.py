@@ -141,7 +141,7 @@ def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
 # row's partial first and last granules share slot 0 where both are partial. 2-byte rows of more than one chunk a
 # lane read those granules whole (inside x's bytes) and pad what is not theirs; float32 rows past the element-strided
 # layouts, and float32 rows of whole chunks, read them element by element. float32 rows of N % V != 0 of 2 to 88
-# chunks and float64 rows of 2 to 256 (any N) read the row element-strided (O = -2: lane l holds elements l + G * i;
+# and 129 to 256 chunks and float64 rows of 2 to 256 (any N) read the row element-strided (O = -2: lane l holds elements l + G * i;
 # warp_rows.cu), on layouts of their own (planner.ELEMENT_STRIDED_LAYOUTS). (id naming the path, N, dtype, the
 # output's dtype, the planned (G, K, O), or those by op); 37 rows, so that every phase shows (row 0's last granule
 # partial and not folded, the others folded or not by their phase).
@@ -162,6 +162,8 @@ ODD_ROWS = [("granules_n255_bfloat16", 255, dtypes.BFLOAT16, dtypes.BFLOAT16, (1
             ("strided_n63_float32_sixteen_lanes", 63, dtypes.FLOAT32, dtypes.FLOAT32, (16, 1, -2)),
             ("strided_n99_float32", 99, dtypes.FLOAT32, dtypes.FLOAT32, (16, 2, -2)),
             ("strided_n255_float32_full_warp", 255, dtypes.FLOAT32, dtypes.FLOAT32, (32, 2, -2)),
+            # past 128 chunks, on warp_rows rather than split_row (planner.AUTO_FIRST_PLAIN_WIDE)
+            ("strided_n1023_float32_eight_a_lane", 1023, dtypes.FLOAT32, dtypes.FLOAT32, (32, 8, -2)),
             ("strided_n3_float64_one_lane", 3, dtypes.FLOAT64, dtypes.FLOAT64, (1, 2, -2)),
             ("strided_n15_float64", 15, dtypes.FLOAT64, dtypes.FLOAT64, (4, 2, -2)),
             ("strided_n45_float64_four_a_lane", 45, dtypes.FLOAT64, dtypes.FLOAT64, (8, 4, -2)),
@@ -466,7 +468,7 @@ def test_cupyx_scipy_signature_is_a_drop_in(rng):
                                       rtol=1e-12)
 
 
-@pytest.mark.parametrize("m, n", [(64, 1000), (8, 32000), (4096, 100)],
+@pytest.mark.parametrize("m, n", [(64, 1100), (8, 32000), (4096, 100)],
                          ids=["split_row_block", "split_row_cluster16", "warp_rows"])
 def test_remembered_calls_stay_correct(rng, m, n):
     # the second call of a (shape, strides, dtype, axis) takes the remembered launch
@@ -486,7 +488,7 @@ def test_remembered_calls_stay_correct(rng, m, n):
     reference.assert_close(cupy.asnumpy(softmax(half, axis=-1)), expect(half), numpy.float16)
 
 
-@pytest.mark.parametrize("m, n", [(64, 1000), (4096, 100)], ids=["split_row_block", "warp_rows"])
+@pytest.mark.parametrize("m, n", [(64, 1100), (4096, 100)], ids=["split_row_block", "warp_rows"])
 def test_remembered_calls_with_out(rng, m, n):
     # out= is remembered with x (the same path as out=None); an out that
     # overlaps x (in place) leaves the remembered path for the copying one

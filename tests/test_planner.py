@@ -281,7 +281,7 @@ def test_lookup_tables():
         lookup(((10, 1),), 11)
 
 
-# The chunk layouts' rule; float32 rows of N % V != 0 (2 to 88 chunks) and float64 rows of two chunks or more take the
+# The chunk layouts' rule; float32 rows of N % V != 0 (2 to 88 and 129 to 256 chunks) and float64 rows of two chunks or more take the
 # element-strided layouts instead (ELEMENT_STRIDED below), so the float32 rows here are whole chunks or out of those.
 @pytest.mark.parametrize(
     "n, aligned, knobs",
