@@ -1,7 +1,7 @@
 """Evidence for planner.ELEMENT_STRIDED_LAYOUTS: every warp_rows (G, K) that holds a row of N elements, on Slots
-(O = 0), on whole chunks (O = -1, rows of N % V == 0) and element-strided (O = -2), against torch (rows of
-N % V != 0, and float64 rows of any N: the rows the strided kernels take; float32 rows of N % V == 0: whether they
-should).
+(O = 0), on whole chunks (O = -1, rows of N % V == 0) and element-strided (O = -2, float32 and float64), against
+torch (rows of N % V != 0, and float64 rows of any N: the rows the strided kernels take; float32 rows of
+N % V == 0: whether they should; 2-byte rows: which layout of the chunk kernels).
 
 Each kernel is compiled from kernels/ (loader.compile_source: any G and K, registry or not), checked against the
 float64 reference on sample rows (a poisoned output), then timed interleaved with the copy of the same bytes and
@@ -34,8 +34,10 @@ def layouts(n, dtype):
 
 
 def orders(n, dtype):
-    """The O of the kernels timed: Slots and element-strided, and the twin on whole chunks where N % V == 0."""
-    return (0, -2, -1) if n % (16 // dtype.itemsize) == 0 else (0, -2)
+    """The O of the kernels timed: Slots, element-strided (float32 and float64 only: warp_rows.cu), and the twin on
+    whole chunks where N % V == 0."""
+    strided = (-2,) if dtype.itemsize >= 4 else ()
+    return (0, *strided, -1) if n % (16 // dtype.itemsize) == 0 else (0, *strided)
 
 
 def main(specs):
