@@ -255,73 +255,49 @@ def test_a_plain_kernel_gives_the_bits_of_its_twin_that_reads_the_options(rng, c
     twin, with_options = api.plan(device_id, "auto", *shape, pair, aligned, op, with_options=True)
     assert launch.variant == variant and launch.knobs[registry.VARIANTS[variant].plain_knob] == knob
     assert with_options.knobs != launch.knobs and (with_options.grid, with_options.block) == (launch.grid, launch.block)
-    assert_same_bits(x, op, launch, plain, twin)
+    assert_same_bits((x,), op, launch, plain, twin)
 
 
-def assert_same_bits(x, op, launch, kernel, twin):
-    """`kernel` matches the reference and `twin` writes its bits, each on `launch` over x into a poisoned output."""
+def assert_same_bits(arrays, op, launch, kernel, twin):
+    """`kernel` matches the reference and `twin` writes its bits, each on `launch` over `arrays` (x, or a gradient's
+    y and dy, rows of the same stride) into a poisoned output."""
     results = []
     for k in (kernel, twin):
-        y = poisoned(x.shape, x.dtype)
-        api.launch_rows(k, launch, x, y)
-        results.append(y)
-    reference.assert_close(cupy.asnumpy(results[0]), reference.REFERENCES[op](cupy.asnumpy(x), -1), x.dtype, op)
+        out = poisoned(arrays[0].shape, arrays[0].dtype)
+        if op in registry.BACKWARD:
+            m, n = out.shape
+            api.run(k, launch, (*arrays, out, m, n, *(a.strides[0] // a.itemsize for a in (*arrays, out))))
+        else:
+            api.launch_rows(k, launch, arrays[0], out)
+        results.append(out)
+    check_reference(op, arrays, results[0], -1)
     assert numpy.array_equal(bits(results[0]), bits(results[1]))
 
 
-# Launches auto plans on warp_rows' kernel on whole chunks (O = -1: every row of x and y on a 16-byte boundary,
-# N a multiple of a chunk), run beside the plain kernel (O = 0) on the same launch: the same values in the same
-# order, so the same bits (kernels/warp_rows.cu). A float64 row of two chunks or more takes the element-strided
-# kernel (O = -2) whatever its phase (planner.ELEMENT_STRIDED_WHOLE_ROWS), so float64 reaches these kernels with one
-# chunk only.
+# Launches auto plans on warp_rows' kernel on whole chunks (O = -1: every row of x and y, or of a gradient's y, dy
+# and dx, on a 16-byte boundary, N a multiple of a chunk), run beside its kernel of any phase (O = 0) on the same
+# launch: the same values in the same order, so the same bits (kernels/warp_rows.cu). A float64 row of two chunks or
+# more takes the forward's element-strided kernel (O = -2) whatever its phase (planner.ELEMENT_STRIDED_WHOLE_ROWS),
+# so float64 reaches the forward's twin with one chunk only; the gradients have no element-strided kernels.
 WHOLE_CASES = [("warp_rows_whole_n64_eight_lanes", (1000, 64), dtypes.FLOAT32),
                ("warp_rows_whole_n300_full_warp_four_chunks", (200, 300), dtypes.FLOAT32),
                ("warp_rows_whole_bf16_n1024_full_warp", (200, 1024), dtypes.BFLOAT16),
                ("warp_rows_whole_f16_n8_one_lane", (300, 8), dtypes.FLOAT16),
                ("warp_rows_whole_f64_n2_one_chunk", (301, 2), dtypes.FLOAT64)]
+GRADIENT_WHOLE_CASES = [*WHOLE_CASES, ("warp_rows_grad_whole_f64_n6_four_lanes", (301, 6), dtypes.FLOAT64)]
+WHOLE_CASE_OPS = ([(c, op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX) for c in WHOLE_CASES]
+                  + [(c, op) for op in registry.BACKWARD for c in GRADIENT_WHOLE_CASES])
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
-@pytest.mark.parametrize("case", WHOLE_CASES, ids=[c[0] for c in WHOLE_CASES])
-def test_warp_rows_on_whole_chunks_gives_the_bits_of_the_plain_kernel(rng, case, op):
+@pytest.mark.parametrize("case, op", WHOLE_CASE_OPS, ids=[f"{c[0]}-{op}" for c, op in WHOLE_CASE_OPS])
+def test_warp_rows_on_whole_chunks_gives_the_bits_of_its_kernel_of_any_phase(rng, case, op):
     _, shape, dtype = case
     x = draw(rng, shape, dtype)
+    arrays = (api.FUNCTIONS[FORWARD[op]](x, axis=-1), draw(rng, shape, dtype, scale=1.0)) if op in FORWARD else (x,)
     pair, device_id = (dtype, dtype), cupy.cuda.Device().id
     whole, launch = api.plan(device_id, "auto", *shape, pair, True, op, y_aligned=True)
     plain, plain_launch = api.plan(device_id, "auto", *shape, pair, True, op)
     assert (launch.variant, launch.knobs[-1], plain_launch.knobs[-1]) == ("warp_rows", -1, 0)
     assert (launch.knobs[:-1], launch.grid, launch.block) == (plain_launch.knobs[:-1], plain_launch.grid,
                                                               plain_launch.block)
-    assert_same_bits(x, op, launch, whole, plain)
-
-
-# The gradients' twins on whole chunks (O = -1) against their kernels of any phase (O = 0) on auto's launch: the same
-# bits. The gradients have no element-strided kernels, so float64 rows of several chunks reach their twin.
-GRADIENT_WHOLE_CASES = [("warp_rows_grad_whole_n64_eight_lanes", (1000, 64), dtypes.FLOAT32),
-                        ("warp_rows_grad_whole_n300_full_warp_four_chunks", (200, 300), dtypes.FLOAT32),
-                        ("warp_rows_grad_whole_bf16_n1024_full_warp", (200, 1024), dtypes.BFLOAT16),
-                        ("warp_rows_grad_whole_f16_n8_one_lane", (300, 8), dtypes.FLOAT16),
-                        ("warp_rows_grad_whole_f64_n6_four_lanes", (301, 6), dtypes.FLOAT64)]
-
-
-@pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("case", GRADIENT_WHOLE_CASES, ids=[c[0] for c in GRADIENT_WHOLE_CASES])
-def test_warp_rows_gradients_on_whole_chunks_give_the_bits_of_their_kernel_of_any_phase(rng, case, op):
-    _, (m, n), dtype = case
-    y = api.FUNCTIONS[FORWARD[op]](draw(rng, (m, n), dtype), axis=-1)
-    dy = draw(rng, (m, n), dtype, scale=1.0)
-    pair, device_id = (dtype, dtype), cupy.cuda.Device().id
-    whole, launch = api.plan(device_id, "auto", m, n, pair, True, op, y_aligned=True)
-    plain, plain_launch = api.plan(device_id, "auto", m, n, pair, True, op)
-    assert (launch.variant, launch.knobs[-1], plain_launch.knobs[-1]) == ("warp_rows", -1, 0)
-    assert (launch.knobs[:-1], launch.grid, launch.block) == (plain_launch.knobs[:-1], plain_launch.grid,
-                                                              plain_launch.block)
-    results = []
-    for kernel in (whole, plain):
-        dx = poisoned((m, n), dtype)
-        api.run(kernel, launch, (y, dy, dx, m, n, n, n, n))
-        results.append(dx)
-    y_host, dy_host = cupy.asnumpy(y), cupy.asnumpy(dy)
-    reference.assert_close(cupy.asnumpy(results[0]), reference.GRADIENTS[op](y_host, dy_host, axis=-1), dtype, op,
-                           reference.gradient_scale(y_host, dy_host, op))
-    assert numpy.array_equal(bits(results[0]), bits(results[1]))
+    assert_same_bits(arrays, op, launch, whole, plain)
