@@ -20,6 +20,7 @@ LOG_SOFTMAX = "log_softmax"
 SOFTMAX_BACKWARD = "softmax_backward"
 LOG_SOFTMAX_BACKWARD = "log_softmax_backward"
 BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
+FORWARD_OF = {SOFTMAX_BACKWARD: SOFTMAX, LOG_SOFTMAX_BACKWARD: LOG_SOFTMAX}  # the op whose output a gradient takes as y
 LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
 # How benchmark records name the ops ("op"): softmax's records have said
 # "forward" from the first suite run on, its gradient's "backward"; "axis" is

@@ -44,7 +44,6 @@ def _run_and_record(kernel, launch, args, _run=api.run):
 
 
 api.run = _run_and_record  # every launch goes through api.run (a remembered call replays a kernel it launched)
-FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
 # (name of the path on the H100, M, N, in --quick): rows over the last axis, float32 chunk counts
 ROW_SHAPES = [
@@ -117,7 +116,7 @@ def rows(tally, rng, variant, dtype, name, m, n, layout):
     for op in v.ops:
         what = f"{variant} {op} {dtypes.name(dtype)} {name} {layout}"
         if op in registry.BACKWARD:
-            y = api.FUNCTIONS[FORWARD[op]](draw(rng, (m, n), dtype, layout), axis=-1)
+            y = api.FUNCTIONS[registry.FORWARD_OF[op]](draw(rng, (m, n), dtype, layout), axis=-1)
             dy = draw(rng, (m, n), dtype, layout, scale=1.0)
             host = (cupy.asnumpy(y), cupy.asnumpy(dy))
             tally.run(variant, what, lambda: gradients.GRADIENTS[op](y, dy, variant=variant),

@@ -21,7 +21,6 @@ from cupysoftmax.planner import Launch, _ceil_div, _round_up
 
 SHAPES = [(8192, 50257, "float32"), (8192, 50257, "bfloat16"), (4096, 65536, "bfloat16"), (4096, 65536, "float32"),
           (4096, 32768, "float32"), (128, 128256, "float32"), (32, 128256, "float32")]
-FORWARD = {registry.SOFTMAX_BACKWARD: api.softmax, registry.LOG_SOFTMAX_BACKWARD: api.log_softmax}
 
 
 class Case:
@@ -30,7 +29,7 @@ class Case:
 
     def __init__(self, m, n, dtype, op):
         self.m, self.n, self.dtype, self.op = m, n, dtype, op
-        self.y = FORWARD[op](bench.random_input(m, n, dtype), axis=-1)
+        self.y = api.FUNCTIONS[registry.FORWARD_OF[op]](bench.random_input(m, n, dtype), axis=-1)
         self.dy = bench.random_input(m, n, dtype)
         self.dx = cupy.empty_like(self.y)
         self.rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 16)).astype(int))
@@ -97,6 +96,6 @@ if __name__ == "__main__":
     op = registry.SOFTMAX_BACKWARD
     if args[:1] == ["--op"]:
         op, args = args[1], args[2:]
-        if op not in FORWARD:
-            sys.exit(f"--op must be one of {sorted(FORWARD)}, not {op!r}")
+        if op not in registry.BACKWARD:
+            sys.exit(f"--op must be one of {', '.join(registry.BACKWARD)}, not {op!r}")
     main([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] if args else SHAPES, op)

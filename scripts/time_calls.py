@@ -22,14 +22,13 @@ from cupysoftmax import variants as registry
 
 FORWARD = (registry.SOFTMAX, registry.LOG_SOFTMAX)
 SEED = 45  # the same inputs in each tree
-GRADIENTS = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
 
 def parse(case):
     """(op, shape, dtype, axis) from op:shape:dtype[:axisA]."""
     op, shape, name, *rest = case.split(":")
-    if op not in FORWARD and op not in GRADIENTS:
-        raise SystemExit(f"{case}: op must be one of {', '.join((*FORWARD, *GRADIENTS))}")
+    if op not in FORWARD and op not in registry.BACKWARD:
+        raise SystemExit(f"{case}: op must be one of {', '.join((*FORWARD, *registry.BACKWARD))}")
     axis = int(rest[0].removeprefix("axis")) if rest else -1
     return op, tuple(int(s) for s in shape.split("x")), dtypes.parse(name), axis
 
@@ -47,7 +46,7 @@ def prepared(op, shape, dtype, axis, rng):
         call = lambda: f(x, axis=axis, out=out)  # noqa: E731
         expected, scale, moved = getattr(reference, op)(cupy.asnumpy(x), axis), None, 2 * x.nbytes
     else:
-        y = getattr(cupysoftmax, GRADIENTS[op])(x, axis=axis)
+        y = getattr(cupysoftmax, registry.FORWARD_OF[op])(x, axis=axis)
         dy = drawn(rng, shape, dtype, 1.0)
         f = getattr(cupysoftmax, op)
         call = lambda: f(y, dy, axis=axis, out=out)  # noqa: E731

@@ -36,7 +36,6 @@ pytestmark = pytest.mark.gpu
 MASKED = {"softmax_scale_where": registry.SOFTMAX, "log_softmax_scale_where": registry.LOG_SOFTMAX}
 ROW_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED, *registry.BACKWARD]
 COLUMN_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
-FORWARD = {registry.SOFTMAX_BACKWARD: registry.SOFTMAX, registry.LOG_SOFTMAX_BACKWARD: registry.LOG_SOFTMAX}
 
 # the variant planned by op, where the forward ops and the gradients part ways
 PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED), "split_row"),
@@ -109,7 +108,7 @@ def inputs(rng, op, shape, axis, dtype, variant):
     if op in MASKED:
         return x, cupy.asarray(rng.random(shape) < 0.7)
     if op in registry.BACKWARD:
-        y = api.FUNCTIONS[FORWARD[op]](x, axis=axis, variant=variant)
+        y = api.FUNCTIONS[registry.FORWARD_OF[op]](x, axis=axis, variant=variant)
         return y, draw(rng, shape, dtype, scale=1.0)
     return (x,)
 
@@ -293,7 +292,10 @@ WHOLE_CASE_OPS = ([(c, op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX) fo
 def test_warp_rows_on_whole_chunks_gives_the_bits_of_its_kernel_of_any_phase(rng, case, op):
     _, shape, dtype = case
     x = draw(rng, shape, dtype)
-    arrays = (api.FUNCTIONS[FORWARD[op]](x, axis=-1), draw(rng, shape, dtype, scale=1.0)) if op in FORWARD else (x,)
+    if op in registry.BACKWARD:  # a gradient's y (the forward's output) and dy
+        arrays = (api.FUNCTIONS[registry.FORWARD_OF[op]](x, axis=-1), draw(rng, shape, dtype, scale=1.0))
+    else:
+        arrays = (x,)
     pair, device_id = (dtype, dtype), cupy.cuda.Device().id
     whole, launch = api.plan(device_id, "auto", *shape, pair, True, op, y_aligned=True)
     plain, plain_launch = api.plan(device_id, "auto", *shape, pair, True, op)
