@@ -16,7 +16,6 @@ import pytest
 from cupysoftmax import api, gradients, loader, reference
 from cupysoftmax.packed import PackedLaunch
 from cupysoftmax import variants as registry
-from test_gpu_gradients import FORWARD
 from test_gpu_gradients import check as check_gradient
 from test_gpu_softmax import draw
 
@@ -37,7 +36,7 @@ def test_first_calls_from_many_threads_compile_each_module_once(rng, monkeypatch
     for op, shape, axis, dtype in CALLS:
         x = draw(rng, shape, dtype)
         if op in registry.BACKWARD:  # y from the forward, before the caches are emptied
-            x = (api.FUNCTIONS[FORWARD[op]](x, axis=axis), draw(rng, shape, dtype, scale=1.0))
+            x = (api.FUNCTIONS[registry.FORWARD_OF[op]](x, axis=axis), draw(rng, shape, dtype, scale=1.0))
         inputs.append(x)
     cupy.cuda.Device().synchronize()
     compiled, guard = Counter(), threading.Lock()
