@@ -819,8 +819,8 @@ class Planner:
         raise AssertionError("online serves every shape")  # internal invariant, not user input
 
     def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False, mask_direct=False) -> Launch:
-        """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (with the
-        mask's room; a call with where= may take another layout of its row first: with_mask_layout), then that
+        """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (a call with
+        where= may take another layout of its row first, with_mask_layout, and room for its mask), then that
         kernel's twin on whole chunks where the call's rows (and mask) allow, or, for plain rows that are not whole
         chunks and plain float64 rows of any N, an element-strided kernel on a layout of its own
         (element_strided). `facts` as_launched gives them."""
@@ -828,7 +828,7 @@ class Planner:
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, laid_out, op), fused)
         if masked:
             launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
-        if fused:
+        if masked:
             launch = self.with_mask_room(v, launch, pair, facts)
         launch = self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
         return self.element_strided(v, launch, m, n, pair, op, facts)
@@ -876,12 +876,13 @@ class Planner:
         return dataclasses.replace(launch, knobs=knobs, block=threads)
 
     def with_mask_room(self, v: registry.Variant, launch: Launch, pair, facts: FactsFn) -> Launch:
-        """A split_row launch with options and a shared-memory part given room for its cached chunks' mask bytes
+        """A split_row launch with where= and a shared-memory part given room for its cached chunks' mask bytes
         too (S x blockDim.x x V bytes after the chunks: kernels/split_row.cu), where its kernel stages them
         (stages_mask) and the room keeps every block an SM it had and fits a block's limit; else the launch as
         it is (the kernel then reads those bytes from L2, as it does for float64, whose 2-byte words cp.async
         does not copy). The same layout either way, so the same bits; on the grid the same blocks an SM, so
-        every block stays resident.
+        every block stays resident. A call with scale= alone gets no room: the kernel stages mask bytes only
+        where a mask is passed (split_row.cu, `staged`).
         H100, 2026-11-27 (scripts/probe_fused.py, docs/perf/where-staged-h100.txt): where= over a full
         mask at 8192 x 50257 float32, one block of 1024 threads a row with 5 cached chunks a thread, +177 us
         over plain softmax with the mask's bytes read from L2 after each chunk lands, +145 us staged at

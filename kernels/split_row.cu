@@ -78,7 +78,7 @@
 // and R = -1 on clusters write so always); dynamic
 // shared memory = S * blockDim.x * 16 bytes (above 48 KB after raising
 // max_dynamic_shared_size_bytes), S * blockDim.x * V more where the planner
-// gives room for the cached chunks' mask bytes (with options). C = 0: then
+// gives room for the cached chunks' mask bytes (where=). C = 0: then
 // `blocks` (T / blockDim.x; T / (-G * blockDim.x) where G < 0 folds), the workspace (a 64-bit tag per
 // block of each row, then rows * T / 32 pairs: csm::GridBoard) and the
 // launch's tag (not 0, and no earlier launch's that the workspace may hold:

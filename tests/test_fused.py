@@ -159,16 +159,17 @@ def test_auto_with_options_picks_what_it_picks_without(m, n, variant, twin):
     assert with_options.variant == variant
     plain = h100.plan("auto", m, n, F32, fake_facts)
     v = registry.VARIANTS[variant]
-    assert with_options == h100.with_mask_room(v, Planner.with_options(v, plain, True), F32, fake_facts)
+    assert with_options == Planner.with_options(v, plain, True)  # scale= alone: no room for a mask (MASK_ROOM)
     assert (with_options.knobs != plain.knobs) == twin
     if twin:
         i = -1 if v.gridded(plain.knobs) else v.plain_knob
         assert (plain.knobs[i], with_options.knobs[i]) in {(0, 1), (-4, 4), (-1, 0)}
         assert with_options.knobs in v.knob_sets(registry.SOFTMAX)
-    assert dataclasses.replace(with_options, knobs=plain.knobs, smem=plain.smem) == plain
+    assert dataclasses.replace(with_options, knobs=plain.knobs) == plain
 
 
-# (id naming the path, M, N, dtype, the launch's knobs, whether it gets room for the mask bytes of its cached chunks)
+# (id naming the path, M, N, dtype, the launch's knobs with where=, whether it gets room for the mask bytes of its cached
+# chunks)
 F64 = (numpy.dtype("float64"),) * 2
 MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32, (8, 4, 1), True),
              ("row_in_registers_no_cached_chunks", 4096, 1024, F32, (2, 1, 1), False),
@@ -179,17 +180,20 @@ MASK_ROOM = [("vocab_many_rows_fold_two_blocks_an_sm_keep_two", 8192, 50257, F32
 
 
 @pytest.mark.parametrize("m, n, pair, knobs, room", [c[1:] for c in MASK_ROOM], ids=[c[0] for c in MASK_ROOM])
-def test_split_row_with_options_stages_the_mask_where_it_costs_no_block(m, n, pair, knobs, room):
+def test_split_row_with_where_stages_the_mask_where_it_costs_no_block(m, n, pair, knobs, room):
     h100 = Planner(H100)
-    with_options = h100.plan("split_row", m, n, pair, fake_facts, fused=True)
+    masked = h100.plan("split_row", m, n, pair, fake_facts, masked=True)
     plain = h100.plan("split_row", m, n, pair, fake_facts)
-    assert with_options.knobs == knobs
+    assert masked.knobs == knobs
     s, v = int(plain.args[0]), 16 // pair[0].itemsize
-    assert with_options.smem - plain.smem == (s * plain.block * v if room else 0)
+    assert masked.smem - plain.smem == (s * plain.block * v if room else 0)
     assert not room or s > 0
-    kernel = fake_facts("split_row", with_options.knobs)
-    assert h100.blocks_per_sm(with_options.block, kernel, with_options.smem) == h100.blocks_per_sm(
+    kernel = fake_facts("split_row", masked.knobs)
+    assert h100.blocks_per_sm(masked.block, kernel, masked.smem) == h100.blocks_per_sm(
         plain.block, kernel, plain.smem)
+    # scale= alone: the same kernel on the plain call's shared memory (the kernel stages mask bytes only where a
+    # mask is passed)
+    assert h100.plan("split_row", m, n, pair, fake_facts, fused=True) == dataclasses.replace(masked, smem=plain.smem)
 
 
 def test_no_mask_room_for_float64_whose_2_byte_words_cp_async_cannot_copy():
