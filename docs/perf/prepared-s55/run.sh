@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Prepared in session 55 (no device time was left to it): the next session's device calls, each a list of steps
+# run at $COMMIT, results packed into $OUT/s55-<first step>.tgz (a call returns at most 8 files). Seconds warm:
+#   tests 165, forward ~140, log_softmax 137, backward 90, log_softmax_backward 86, axis 30, where ~120, probes ~200.
+# Three calls under the 10-minute limit:
+#   STEPS="tests forward"                               bash docs/perf/prepared-s55/run.sh
+#   STEPS="log_softmax backward log_softmax_backward axis" bash docs/perf/prepared-s55/run.sh
+#   STEPS="where probes"                                bash docs/perf/prepared-s55/run.sh
+set -uo pipefail
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+steps=${STEPS:?STEPS names the steps}
+res=/tmp/s55; rm -rf $res; mkdir -p $res
+# the where= standing's shapes (PERFORMANCE.md, "where= at d2539a8")
+W="262144x32xfloat32 262144x64xfloat32 262144x100xfloat32 4096x256xfloat32 16384x256xfloat16 4096x512xfloat32
+4096x1024xbfloat16 4096x1024xfloat32 16384x512xfloat32 4096x4096xfloat32 8192x2048xbfloat16 4096x16384xbfloat16
+2048x32768xbfloat16 32x128256xfloat32 256x50257xfloat16 64x50257xfloat16 64x8192xfloat32 64x1048576xfloat32
+8192x50257xfloat32"
+{
+  date -u +%FT%TZ; echo "commit $COMMIT, steps $steps"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
+  for step in $steps; do
+    s=$(date +%s)
+    case $step in
+      tests)  # the whole GPU suite: nothing has run on a GPU since 1f2f4f7 (session 54)
+        python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 14 tests > $res/tests.txt 2>&1
+        echo "tests: rc $?"; tail -15 $res/tests.txt ;;
+      forward|log_softmax|backward|log_softmax_backward|axis)
+        python3 scripts/bench_suite.py --ops $step --no-sweep --no-plot --out $res/$step 2>&1 | tail -45 ;;
+      where)  # two runs; 12c85c1 gives scale= alone no mask room (64 x 50257 float16: 61440 -> 40960 bytes)
+        for r in 1 2; do
+          python3 scripts/probe_fused.py --shapes "$(echo $W)" --json $res/where-run$r.json > $res/where-run$r.txt 2>&1
+          echo "where run $r: rc $?"
+        done
+        tail -25 $res/where-run2.txt ;;
+      probes)  # prepared-s54's second call
+        for op in softmax_backward log_softmax_backward; do
+          python3 scripts/sweep_backward.py --op $op 4096 16384 float16 4096 16384 bfloat16 > $res/sweep-$op.txt 2>&1
+          echo "sweep $op: rc $?"; tail -8 $res/sweep-$op.txt
+        done
+        python3 scripts/probe_gradient_layouts.py > $res/gradient-layouts.txt 2>&1
+        echo "gradient layouts: rc $?"; tail -20 $res/gradient-layouts.txt
+        python3 scripts/probe_strided_layouts.py 4096:256:bfloat16:log_softmax 4096:256:float32:log_softmax \
+          4096:256:float32:softmax > $res/strided-layouts.txt 2>&1
+        echo "strided layouts: rc $?"; tail -20 $res/strided-layouts.txt ;;
+      *) echo "unknown step $step" ;;
+    esac
+    echo "step $step: $(( $(date +%s) - s )) s"
+  done
+} 2>&1 | tee $res/run.log
+tar czf $OUT/s55-${steps%% *}.tgz -C $res .
