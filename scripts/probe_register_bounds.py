@@ -2,7 +2,8 @@
 themselves as built, on auto's own launch; softmax and log_softmax, with the peers timed alongside.
 
 - warp_rows with two chunks a lane (K = 2: 38-40 registers, six 256-thread blocks an SM) under the
-  __launch_bounds__(256, 8) its one-chunk kernels carry (eight blocks);
+  __launch_bounds__(256, 8) its one-chunk kernels carry (eight blocks): built in since 81aa244
+  (kernels/warp_rows.cu, warp_rows_plain_held), so no longer edited here;
 - split_row's plain kernel with four chunks a thread (K = 4: 36-39 registers, 25 64-thread blocks an SM)
   under __maxnreg__(32) (32 blocks: every row of 4096 x 1024 resident at once). The softmax kernel spills
   8 bytes there; the log_softmax one does not. (Recorded at 21bb49d, where 4096 x 1024 float32 took K = 2;
@@ -23,12 +24,10 @@ from probe_plain_warp_rows import compared  # scripts/: the check-then-time case
 SHAPES = [(262144, 64, "float32"), (262144, 100, "float32"), (4096, 256, "float32"), (4096, 1024, "float32"),
           (4096, 2048, "float32"), (4096, 4096, "float32")]
 # (variant, text in its source, the text with the bound, which auto launches the bound applies to)
+# (warp_rows' float32 K = 2 plain kernels carry that bound since 81aa244: csm::warp_rows_plain_held)
 EDITS = {
-    "warp_rows": ("csm::warp_rows_bounded<Tin, Tout, G, K> ?",
-                  "(csm::warp_rows_bounded<Tin, Tout, G, K> || (K == 2 && sizeof(Tin) == 4)) ?",
-                  lambda knobs: knobs[1] == 2),
-    "split_row": ("__launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>,\n"
-                  "                                  csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0) softmax_split_row(",
+    "split_row": ("__launch_bounds__(csm::split_row_threads<Tin, Tout, K, R>, csm::split_row_plain_k2<Tin, Tout, K, R> ? 16 : 0)\n"
+                  "    softmax_split_row(",
                   "__maxnreg__(32) softmax_split_row(",  # R = 0, K = 4 alone is compiled here: its bound is none
                   lambda knobs: knobs[0] == 4 and knobs[1] == 0),
 }

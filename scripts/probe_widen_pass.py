@@ -23,7 +23,7 @@ SHAPES = [(registry.LOG_SOFTMAX, 4096, 256, "bfloat16"), (registry.LOG_SOFTMAX, 
           (registry.SOFTMAX, 4096, 16384, "bfloat16")]
 # (label, what the source says, what the probe builds instead): each must occur in the variant's source
 BUILDS = {
-    "write pass": ("csm::WidenPass::read> held", "csm::WidenPass::write> held"),  # warp_rows.cu's forward
+    "write pass": ("csm::WidenPass::read, Scale> held", "csm::WidenPass::write, Scale> held"),  # warp_rows.cu's forward
     "alike": ("if constexpr (P == WidenPass::write)", "if constexpr (false)"),  # common.cuh's widen_half_word
 }
 
