@@ -503,7 +503,7 @@ CLUSTER_ROUNDS = {
     # runs), P = 4 -> 6 where CLUSTER_MIN_ITEMS lets 6 in: (8192, 8192) float32
     # (257 items, 21 held) 79.7-80.0% -> 80.9-81.1%, log_softmax 80.4-80.7% ->
     # 81.8-81.9%; the other cases' launches do not change (their items cap P).
-    **dict.fromkeys((("strided_smem", op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX)), 6),
+    **dict.fromkeys((("strided_smem", op) for op in registry.FORWARD), 6),
     # split_row, the gradients (rows one block cannot hold take clusters whatever
     # their number), against a cluster launched a row (the grid of
     # _cluster_launch). H200, 2026-11-28 (scripts/probe_persistent_rows.py,

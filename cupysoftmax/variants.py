@@ -19,6 +19,7 @@ LOG_SOFTMAX = "log_softmax"
 # The gradients: dx from the forward's output y and the gradient dy.
 SOFTMAX_BACKWARD = "softmax_backward"
 LOG_SOFTMAX_BACKWARD = "log_softmax_backward"
+FORWARD = (SOFTMAX, LOG_SOFTMAX)
 BACKWARD = (SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD)
 FORWARD_OF = {SOFTMAX_BACKWARD: SOFTMAX, LOG_SOFTMAX_BACKWARD: LOG_SOFTMAX}  # the op whose output a gradient takes as y
 LOG_OPS = (LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD)  # the kernels' `bool LOG`
@@ -193,7 +194,7 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "online", "online.cu", "softmax_online", "block_per_row",
             "one block per row, running (max, sum) in one pass, then a write pass", "CUDA 009, Pallas", reads=2,
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=FORWARD,
         ),
         Variant(
             "registers", "registers.cu", "softmax_registers", "row_in_registers",
@@ -267,7 +268,7 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             knobs=tuple((r, c) for r in (8, 16, 32) for c in (1, 2, 4, 8, 16)),  # (R values per thread, C)
             cluster_template="softmax_strided_cluster",
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=FORWARD,
             layout=COLUMNS,
         ),
         Variant(
@@ -278,7 +279,7 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             knobs=tuple((c,) for c in (1, 2, 4, 8, 16)),  # (C,)
             cluster_template="softmax_strided_smem_cluster",
-            ops=(SOFTMAX, LOG_SOFTMAX),
+            ops=FORWARD,
             layout=COLUMNS,
         ),
     )

@@ -71,7 +71,7 @@ def warp_rows_launches(shapes, **plan_args):
     launch (api.plan with plan_args, rows aligned) is warp_rows'; a heading for each op, a line for each shape
     skipped."""
     dev = cupy.cuda.Device()
-    for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+    for op in registry.FORWARD:
         print(f"\n## {op}\n")
         for m, n, name in shapes:
             dtype = dtypes.parse(name)

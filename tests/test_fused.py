@@ -228,7 +228,7 @@ MASK_LAYOUT = [("f16_1024_chunks_k4_on_256_threads", 4096, 8192, F16, (4, 1, 1),
                ("f16_in_f32_out_not_measured_keeps_k8", 4096, 8192, F16_F32, (8, 1, 1), 128, (8, 1, 1), 128)]
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("m, n, pair, knobs, block, scaled_knobs, scaled_block", [c[1:] for c in MASK_LAYOUT],
                          ids=[c[0] for c in MASK_LAYOUT])
 def test_where_takes_four_chunks_a_thread_where_one_block_holds_its_row_at_eight(m, n, pair, knobs, block,

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.gpu
 
 # the forward ops with scale= and where= (fused into warp_rows, split_row, two_pass), by the op they call
 MASKED = {"softmax_scale_where": registry.SOFTMAX, "log_softmax_scale_where": registry.LOG_SOFTMAX}
-ROW_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED, *registry.BACKWARD]
-COLUMN_OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
+ROW_OPS = [*registry.FORWARD, *MASKED, *registry.BACKWARD]
+COLUMN_OPS = registry.FORWARD
 
 # the variant planned by op, where the forward ops and the gradients part ways
 PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED), "split_row"),
@@ -211,7 +211,7 @@ OFF_PHASE_BATCHES = [("slots_or_whole_chunks_n32_eight_lanes", dtypes.FLOAT32, 2
                      ("element_strided_f64_n64_whole_chunks", dtypes.FLOAT64, 200, 64, 67, (8, 4, -2), (8, 4, -2))]
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("case", OFF_PHASE_BATCHES, ids=[c[0] for c in OFF_PHASE_BATCHES])
 def test_rows_out_of_phase_in_a_batch_have_the_bits_they_have_alone(rng, case, op):
     _, dtype, m, n, pitch, batch_knobs, alone_knobs = case
@@ -241,7 +241,7 @@ PLAIN_CASES = [("warp_rows_plain_n300", (200, 300), dtypes.FLOAT32, "warp_rows",
                ("split_row_plain_fold_two_blocks_f16_n50257", (200, 50257), dtypes.FLOAT16, "split_row", -4)]
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("case", PLAIN_CASES, ids=[c[0] for c in PLAIN_CASES])
 def test_a_plain_kernel_gives_the_bits_of_its_twin_that_reads_the_options(rng, case, op):
     # scale 1 and no mask as constants change no bit (common.cuh, FastExp::scaled): the plain kernel and the
@@ -284,7 +284,7 @@ WHOLE_CASES = [("warp_rows_whole_n64_eight_lanes", (1000, 64), dtypes.FLOAT32),
                ("warp_rows_whole_f16_n8_one_lane", (300, 8), dtypes.FLOAT16),
                ("warp_rows_whole_f64_n2_one_chunk", (301, 2), dtypes.FLOAT64)]
 GRADIENT_WHOLE_CASES = [*WHOLE_CASES, ("warp_rows_grad_whole_f64_n6_four_lanes", (301, 6), dtypes.FLOAT64)]
-WHOLE_CASE_OPS = ([(c, op) for op in (registry.SOFTMAX, registry.LOG_SOFTMAX) for c in WHOLE_CASES]
+WHOLE_CASE_OPS = ([(c, op) for op in registry.FORWARD for c in WHOLE_CASES]
                   + [(c, op) for op in registry.BACKWARD for c in GRADIENT_WHOLE_CASES])
 
 

@@ -47,7 +47,7 @@ def test_auto_and_a_serving_variant_match_the_reference(compiled, examples):
 def check(case):
     """auto, then the case's variants in its order until one serves (refusals launch nothing), against the reference."""
     host = fuzz_cases.host_arrays(case)
-    call = Forward(case, host) if case.op in fuzz_cases.FORWARD else Backward(case, host)
+    call = Forward(case, host) if case.op in registry.FORWARD else Backward(case, host)
     call.judge("auto", call.run("auto"))
     n = math.prod(case.shape[a] for a in fuzz_cases.axes_of(case))
     refused = []

@@ -121,7 +121,7 @@ OUT_OFF_THE_GRID = [("warp_rows_plain_out_offset_n64", 1000, 64, dtypes.FLOAT32)
                     ("warp_rows_plain_out_offset_bf16_n1024", 300, 1024, dtypes.BFLOAT16)]
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("case", OUT_OFF_THE_GRID, ids=[c[0] for c in OUT_OFF_THE_GRID])
 def test_an_out_off_the_16_byte_grid_takes_the_plain_kernel(rng, case, op):
     _, m, n, dtype = case
@@ -181,7 +181,7 @@ def special_rows(rng, m, n, dtype):
 
 
 @pytest.mark.parametrize("layout", ODD_LAYOUTS)
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("case", ODD_ROWS, ids=[c[0] for c in ODD_ROWS])
 def test_rows_out_of_phase_take_the_plain_layout_of_aligned_rows(rng, case, op, layout):
     _, n, dtype, out_dtype, knobs = case

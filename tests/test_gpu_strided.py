@@ -22,7 +22,7 @@ from test_gpu_softmax import DTYPES, draw, poisoned
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
-OPS = [registry.SOFTMAX, registry.LOG_SOFTMAX]
+OPS = registry.FORWARD
 COLUMN_VARIANTS = [name for name, v in registry.VARIANTS.items() if v.layout == registry.COLUMNS]
 
 

@@ -314,7 +314,7 @@ def test_warp_rows_compiles_a_plain_kernel_for_every_layout_it_launches(h100, pa
     # (variants.WARP_ROWS_ELEMENT_STRIDED, planner.ELEMENT_STRIDED_LAYOUTS), every one of which some row takes
     v = registry.VARIANTS["warp_rows"]
     plain = set()
-    for op in (registry.SOFTMAX, registry.LOG_SOFTMAX):
+    for op in registry.FORWARD:
         strided = set()
         for chunks in range(1, 257):
             for aligned in (True, False):
@@ -431,7 +431,7 @@ def test_a_refusal_names_warp_rows_for_plain_rows_out_of_phase_it_lays_out_as_al
         h100.plan("strided", 8, 1024, F32, fake_facts, aligned=False)
 
 
-@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("op", registry.FORWARD)
 @pytest.mark.parametrize("n, pair, plain, options", [(510, F32, (32, 4), (32, 8)), (255, BF16, (16, 2), (32, 2)),
                                                      (1023, BF16, (32, 4), (32, 8)), (127, F16, (8, 2), (16, 2)),
                                                      (64, F32, (8, 2), (16, 2))],
