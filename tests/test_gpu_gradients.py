@@ -192,18 +192,42 @@ def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
     check(registry.SOFTMAX_BACKWARD, y, dy, dx, numpy.float32)
 
 
+# (id naming the path, M, N, dtype, layout, variant): rows no cluster holds. split_row on the grid (C = 0) holds
+# up to 65536 threads x 8 chunks of y and dy (2097152 float32, 4194304 half precision), more rows than it holds at
+# once in rounds; two_pass past that, and by name (a group of rows at a time, each reread from L2)
+PAST_A_CLUSTER = [
+    ("grid_rows_in_rounds", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "auto"),
+    ("grid_bfloat16_views", 6, 1_500_001, dtypes.BFLOAT16, "offset_views", "auto"),
+    ("grid_dy_misaligned_against_y", 5, 600_001, dtypes.FLOAT32, "dy_misaligned_against_y", "auto"),
+    ("grid_float16_dx_misaligned", 3, 2_000_001, dtypes.FLOAT16, "dx_misaligned_against_y", "auto"),
+    ("grid_largest_row_four_groups_a_warp", 2, 2_097_152, dtypes.FLOAT32, "contiguous", "auto"),
+    ("two_pass_few_huge_rows_one_a_group", 3, 2**22 + 3, dtypes.FLOAT32, "contiguous", "auto"),
+    ("two_pass_groups_of_rows", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "two_pass"),
+    ("two_pass_groups_of_bfloat16_views", 40, 1_000_003, dtypes.BFLOAT16, "offset_views", "two_pass"),
+]
+
+
 @pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("m, n, dtype, layout", [(3, 2**22 + 3, dtypes.FLOAT32, "contiguous"),
-                                                 (40, 1_000_003, dtypes.FLOAT32, "contiguous"),
-                                                 (40, 1_000_003, dtypes.BFLOAT16, "offset_views")],
-                         ids=["few_huge_rows_one_a_group", "groups_of_rows", "groups_of_bfloat16_views"])
-def test_rows_longer_than_a_cluster_holds_go_through_two_passes(rng, op, m, n, dtype, layout):
+@pytest.mark.parametrize("m, n, dtype, layout, variant", [c[1:] for c in PAST_A_CLUSTER],
+                         ids=[c[0] for c in PAST_A_CLUSTER])
+def test_rows_longer_than_a_cluster_holds(rng, op, m, n, dtype, layout, variant):
+    if device.facts(cupy.cuda.Device().id).compute_capability < (9, 0) and variant == "auto":
+        pytest.skip("split_row's grid launches need sm_90 (elsewhere these rows go to two_pass)")
     y, dy, dx = inputs(rng, op, (m, n), dtype, layout)
-    dy += 1  # each slice then carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
-    kernel, launch = api.plan(y.device.id, "auto", m, n, (dtype, dtype), api.rows_aligned(y), op)
-    assert launch.variant == "two_pass" and (m == 3 or int(launch.args[1]) < m)  # one row a group, or several groups
-    gradients.GRADIENTS[op](y, dy, out=dx)
+    dy += 1  # each slice or block then carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
+    _, launch = api.plan(y.device.id, variant, m, n, (dtype, dtype), api.rows_aligned(y), op)
+    grid = launch.variant == "split_row"
+    assert grid == (variant == "auto" and n * dtype.itemsize <= 2**23)  # 65536 x 8 chunks of 16 bytes
+    if grid:  # C = 0, and rounds of rows where the rows outnumber those the GPU holds at once
+        assert launch.knobs[-1] == 0 and (m <= 6 or launch.grid // launch.unit < m)
+    else:  # one row a group, or several groups
+        assert launch.variant == "two_pass" and (m == 3 or int(launch.args[1]) < m)
+    assert gradients.GRADIENTS[op](y, dy, out=dx, variant=variant) is dx
     check(op, y, dy, dx, dtype)
+    if grid:  # a row's bits do not depend on its batch: the first and the last row alone
+        for r in (0, m - 1):
+            alone = gradients.GRADIENTS[op](y[r:r + 1], dy[r:r + 1], variant=variant)
+            assert (cupy.asnumpy(alone).view(numpy.uint8) == cupy.asnumpy(dx[r:r + 1]).view(numpy.uint8)).all()
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0)], ids=["no_rows", "empty_rows"])

@@ -231,18 +231,17 @@ def test_without_clusters_a_refusal_names_one_block():
                                                                    (F64, 8, (528, 1), (528, 1))],
                          ids=["float16", "float32", "float64"])
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op, pair, partial, softmax_args,
-                                                                               log_args):
-    launch = h100.plan("auto", 4, 4194304, pair, split_facts, op=op)
+def test_two_pass_gradients_take_one_sum_a_piece(h100, op, pair, partial, softmax_args, log_args):
+    launch = h100.plan("two_pass", 4, 4194304, pair, split_facts, op=op)
     slices, group_rows = softmax_args if op == registry.SOFTMAX_BACKWARD else log_args
-    assert launch.variant == "two_pass" and tuple(map(int, launch.args)) == (slices, group_rows)
+    assert tuple(map(int, launch.args)) == (slices, group_rows)
     assert launch.workspace == 4 * slices * partial + 4 * 4  # an accumulator-type sum a piece, a counter a row
 
 
 @pytest.mark.parametrize("op, arrays", [(registry.SOFTMAX_BACKWARD, 2), (registry.LOG_SOFTMAX_BACKWARD, 1)])
 def test_two_pass_groups_what_its_second_pass_rereads(h100, op, arrays):
     # softmax's gradient rereads y and dy, log_softmax's dy only (its first pass reads no y)
-    launch = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
+    launch = h100.plan("two_pass", 64, 1048576, F32, split_facts, op=op)
     assert int(launch.args[1]) == 50 * 2**20 // 2 // (arrays * 1048576 * 4)
 
 
@@ -679,9 +678,11 @@ def row_layout(launch, op=registry.SOFTMAX):
     or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
     and unless its outputs come from the row's (max, sum) alone (folds, `again` and R = -1 in clusters, the grid and
     log_softmax always: one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
-    a thread keeps in registers (K) and in shared memory (S)."""
+    a thread keeps in registers (K) and in shared memory (S). The gradients: T and K (their sums), on the grid too."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
+    if c <= 0 and op in registry.BACKWARD:  # the gradients on the grid: its blocks a row alone; the sums follow K
+        return launch.block * args[0], k
     if c <= 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
         blocks, folds = args[2], max(-r, 1)
     elif c > 1:  # clusters fold none (R = -1: one pass)
@@ -733,12 +734,13 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
 
 
 @pytest.mark.parametrize("m, n, pair, op", [(4, 16777220, F32, registry.SOFTMAX),
-                                            (64, 1048576, F32, registry.SOFTMAX_BACKWARD),
+                                            (4, 4194304, F32, registry.SOFTMAX_BACKWARD),
                                             (64, 524288, F64, registry.SOFTMAX)],
-                         ids=["64MB_rows_past_the_grid", "gradients_of_4MB_rows", "float64_4MB_rows"])
+                         ids=["64MB_rows_past_the_grid", "gradients_of_16MB_rows", "float64_4MB_rows"])
 def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pair, op):
     # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 65536 x 36 chunks
-    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit)
+    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit), and the
+    # gradients' up to 65536 x 8 chunks (registers only)
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
         h100.plan("split_row", m, n, pair, split_facts, op=op)
 
@@ -770,6 +772,31 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert slots > 0 and launch.grid == min(m, slots) * blocks
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 2 * 4
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
+
+
+# The gradients of rows no cluster holds (split_facts: 56 registers at K = 8, 40 at K = 4): K chunks of y and dy a
+# thread in registers on T = 8192 to 65536 threads (planner.SPLIT_GRID_BACKWARD_ITEMS), the most rows at once
+@pytest.mark.parametrize(
+    "m, n, knobs, block, blocks",
+    # 262144 chunks: K = 8 on 32768 threads, in blocks of 1024 (a warp for each of 32 groups; one an SM) or of
+    # 256 at G = 4 (four an SM), 4 rows at once either way (the smaller G); K = 4 needs 65536, 3 rows at once
+    [(64, 1048576, (8, 1, 0), 1024, 32),
+     # 524288 chunks: K = 8 on 65536 threads, G = 4 alone cuts them (64 groups), 512-thread blocks two an SM
+     (8, 2097152, (8, 4, 0), 512, 128)],
+    ids=["n1048576_k8_one_group_a_warp", "n2097152_k8_four_groups_a_warp"])
+@pytest.mark.parametrize("op", registry.BACKWARD)
+def test_split_row_holds_gradient_rows_past_a_cluster_on_the_grid(h100, op, m, n, knobs, block, blocks):
+    launch = h100.plan("split_row", m, n, F32, split_facts, op=op)
+    threads = blocks * block
+    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == (knobs, block, (blocks,))
+    assert launch.smem == 0 and launch.unit == blocks
+    slots = h100.blocks_per_sm(block, split_facts("split_row", knobs), 0) * H100.sms // blocks
+    assert launch.grid == min(m, slots) * blocks
+    # a 64-bit tag per block of each row, then a sum per logical warp of each row
+    assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
+    assert h100.plan("auto", m, n, F32, split_facts, op=op) == launch
+    # rows past 65536 x 8 chunks (4194304 float32) stay on two_pass
+    assert h100.plan("auto", 4, 4194304, F32, split_facts, op=op).variant == "two_pass"
 
 
 def twin_facts(twin_regs):
