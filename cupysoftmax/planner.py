@@ -321,8 +321,9 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 SPLIT_GRID_GROUPS = (1, 4)
 # The gradients of rows no cluster holds, on the grid: K chunks of y and dy a thread (log_softmax's gradient holds
 # dy alone while it sums, kernels/split_row.cu), in registers only; for each K, the T above that holds the row,
-# and the pick as above (the most rows at once, then the larger T). Not measured yet (two_pass served them:
-# 64 x 1048576 float32 58% of copy on the H200, both gradients, docs/perf/suite-*backward-164a2e1-h200.md).
+# and the pick as above (the most rows at once, then the larger T; none where the GPU cannot hold a row's blocks
+# at once: two_pass). Not measured yet (two_pass served them: 64 x 1048576 float32 58% of copy on the H200, both
+# gradients, docs/perf/suite-*backward-164a2e1-h200.md); sm_90 builds them for float64 too, never planned.
 SPLIT_GRID_BACKWARD_ITEMS = (8, 4)
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks

@@ -570,14 +570,15 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
     constexpr bool kLateY = C == 0 && LOG;
     __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
     __shared__ A group_sums[2][Tree::kGroups];
-    const Tree tree(blocks, board, rows, tag);
-    const long long at_once = gridDim.x / tree.blocks;  // rows
+    const int row_blocks = C ? C : blocks;  // a row's (C a constant: the cluster kernels' code as before the grid's)
+    const long long at_once = gridDim.x / row_blocks;  // rows
     const int b = static_cast<int>(blockDim.x);
-    const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + static_cast<int>(threadIdx.x);
+    const int threads = row_blocks * b, first = static_cast<int>(blockIdx.x % row_blocks) * b + static_cast<int>(threadIdx.x);
     const auto level = [](A v) { return csm::warp_reduce(v, csm::SumOp<A>()); };
+    const Tree tree(blocks, board, rows, tag);
     const csm::Vec<T> zero = csm::zero_chunk<T>();
     int parity = 0;
-    for (long long row = blockIdx.x / tree.blocks; row < rows; row += at_once, parity ^= 1) {
+    for (long long row = blockIdx.x / row_blocks; row < rows; row += at_once, parity ^= 1) {
         const T* yr = y + row * y_row_stride;
         const T* dyr = dy + row * dy_row_stride;
         Tout* dxr = dx + row * dx_row_stride;

@@ -774,29 +774,42 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
 
 
-# The gradients of rows no cluster holds (split_facts: 56 registers at K = 8, 40 at K = 4): K chunks of y and dy a
-# thread in registers on T = 8192 to 65536 threads (planner.SPLIT_GRID_BACKWARD_ITEMS), the most rows at once
+def log_gradient_facts_f32(name, knobs):
+    """split_row's log_softmax_backward registers on sm_90 on the grid (float32): K = 4 40, K = 8 64 (its bound)."""
+    regs = {2: 40, 4: 40, 8: 64}[knobs[0]] if name == "split_row" else 64
+    return KernelFacts(num_regs=regs, static_smem=512, local_bytes=0, max_threads=max_threads(regs))
+
+
+# The gradients of rows no cluster holds: K chunks of y and dy a thread in registers on T = 8192 to 65536 threads
+# (planner.SPLIT_GRID_BACKWARD_ITEMS), the most rows at once, then the larger T, then the smaller G; registers as
+# sm_90 builds them (log_softmax's gradient holds dy alone while it sums: 64 at K = 8, softmax's 96)
 @pytest.mark.parametrize(
-    "m, n, knobs, block, blocks",
-    # 262144 chunks: K = 8 on 32768 threads, in blocks of 1024 (a warp for each of 32 groups; one an SM) or of
-    # 256 at G = 4 (four an SM), 4 rows at once either way (the smaller G); K = 4 needs 65536, 3 rows at once
-    [(64, 1048576, (8, 1, 0), 1024, 32),
-     # 524288 chunks: K = 8 on 65536 threads, G = 4 alone cuts them (64 groups), 512-thread blocks two an SM
-     (8, 2097152, (8, 4, 0), 512, 128)],
-    ids=["n1048576_k8_one_group_a_warp", "n2097152_k8_four_groups_a_warp"])
-@pytest.mark.parametrize("op", registry.BACKWARD)
-def test_split_row_holds_gradient_rows_past_a_cluster_on_the_grid(h100, op, m, n, knobs, block, blocks):
-    launch = h100.plan("split_row", m, n, F32, split_facts, op=op)
+    "op, facts, m, n, knobs, block, blocks",
+    # 262144 chunks. log_softmax: K = 8 on 32768 threads in blocks of 1024 (a warp for each of 32 groups; one an
+    # SM) or of 256 at G = 4 (four an SM), 4 rows at once either way (the smaller G); K = 4 on 65536, 3 rows
+    [(registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 64, 1048576, (8, 1, 0), 1024, 32),
+     # softmax: K = 8 only at G = 4 (two 256-thread blocks an SM), K = 4 on 65536 threads at G = 4 (two 512-thread
+     # blocks an SM): 2 rows at once either way, the larger T
+     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 64, 1048576, (4, 4, 0), 512, 128),
+     # 524288 chunks: K = 8 on 65536 threads, G = 4 alone cuts them (64 groups): 2 rows at once, and 1 for softmax's
+     # (one 512-thread block an SM)
+     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 8, 2097152, (8, 4, 0), 512, 128),
+     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 8, 2097152, (8, 4, 0), 512, 128)],
+    ids=["log_n1048576_k8_one_group_a_warp", "n1048576_k4_largest_tree", "log_n2097152_k8_four_groups_a_warp",
+         "n2097152_k8_one_row_at_once"])
+def test_split_row_holds_gradient_rows_past_a_cluster_on_the_grid(h100, op, facts, m, n, knobs, block, blocks):
+    facts = globals()[facts]
+    launch = h100.plan("split_row", m, n, F32, facts, op=op)
     threads = blocks * block
     assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == (knobs, block, (blocks,))
     assert launch.smem == 0 and launch.unit == blocks
-    slots = h100.blocks_per_sm(block, split_facts("split_row", knobs), 0) * H100.sms // blocks
+    slots = h100.blocks_per_sm(block, facts("split_row", knobs), 0) * H100.sms // blocks
     assert launch.grid == min(m, slots) * blocks
     # a 64-bit tag per block of each row, then a sum per logical warp of each row
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
-    assert h100.plan("auto", m, n, F32, split_facts, op=op) == launch
+    assert h100.plan("auto", m, n, F32, facts, op=op) == launch
     # rows past 65536 x 8 chunks (4194304 float32) stay on two_pass
-    assert h100.plan("auto", 4, 4194304, F32, split_facts, op=op).variant == "two_pass"
+    assert h100.plan("auto", 4, 4194304, F32, facts, op=op).variant == "two_pass"
 
 
 def twin_facts(twin_regs):
