@@ -319,12 +319,17 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
-# The gradients of rows no cluster holds, on the grid: K chunks of y and dy a thread (log_softmax's gradient holds
-# dy alone while it sums, kernels/split_row.cu), in registers only; for each K, the T above that holds the row,
-# and the pick as above (the most rows at once, then the larger T; none where the GPU cannot hold a row's blocks
-# at once: two_pass). Not measured yet (two_pass served them: 64 x 1048576 float32 58% of copy on the H200, both
-# gradients, docs/perf/suite-*backward-164a2e1-h200.md); sm_90 builds them for float64 too, never planned.
-SPLIT_GRID_BACKWARD_ITEMS = (8, 4)
+# The gradients of rows no cluster holds, on the grid: K chunks a thread in registers only (no shared-memory
+# part), for each K the T above that holds the row, picked as above (none where the GPU cannot hold a row's
+# blocks at once: two_pass). log_softmax's gradient alone, which holds dy alone while it sums
+# (kernels/split_row.cu), and at K = 8 only its G = 1 kernel is built (variants.SPLIT_GRID_BACKWARD): T <= 32768,
+# float32 rows up to 1048576 elements, half precision up to 2097152. H200, 2026-12-02, ccb40a0 (cupysoftmax time
+# --variant auto,two_pass, docs/perf/grid-gradient-s56-h200.txt), float32, us, two_pass -> grid:
+# log_softmax_backward on (8, 1, 0) 64 x 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x 1048576 88.0 -> 61.8,
+# 40 x 600000 125.7 -> 95.5; on (8, 4, 0), 8 x 2097152, 66.9 -> 69.6 (lost). softmax_backward (y and dy held: 96
+# registers at K = 8, so (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576 326.7 -> 330.0, 16 x 1048576 85.5
+# -> 84.0, 8 x 2097152 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
+SPLIT_GRID_BACKWARD_ITEMS = (8,)
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
 # past K in shared memory, where that holds more rows at once. Layouts with no
@@ -1111,8 +1116,9 @@ class Planner:
         return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
-        """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None. The gradients
-        hold their chunks in registers alone (no shared-memory part), SPLIT_GRID_BACKWARD_ITEMS a thread."""
+        """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None. The gradient
+        built there (log_softmax's) holds its chunks in registers alone (no shared-memory part),
+        SPLIT_GRID_BACKWARD_ITEMS a thread."""
         if dtypes.accumulator(pair).itemsize != 4:
             return None
         backward = op in registry.BACKWARD

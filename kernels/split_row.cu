@@ -59,16 +59,19 @@
 // (or to a variant that needs no clusters) elsewhere, and folds only where
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
 // the loader sets. C = 0: compiled for sm_90 (it cuts layouts of clusters,
-// and holds rows longer than a cluster does; the gradients only the latter),
-// a block at least a warp for every max(G, 1) groups of 32 logical warps of T.
+// and holds rows longer than a cluster does; log_softmax's gradient only
+// the latter), a block at least a warp for every max(G, 1) groups of 32
+// logical warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward, _grid_backward):
 // each thread holds its chunks of y and dy in registers (K of each, no
 // shared-memory part), the row's threads sum s (sum of dy * y, or of dy with
 // LOG) along the same tree, and every thread writes its chunks of dx. No
 // folds (R = 1). On the grid (C = 0, rows no cluster holds, in place of
-// two_pass's two reads) with LOG, a thread holds dy alone while the row sums,
-// then reads y a chunk at a time as it writes dx.
+// two_pass's two reads; LOG only), a thread holds dy alone while the row sums,
+// then reads y a chunk at a time as it writes dx. softmax's gradient, which
+// must hold y and dy there, tied or lost against two_pass (planner:
+// SPLIT_GRID_BACKWARD_ITEMS), so it is not built.
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024 (128 on the
 // plain float32 K = 2 kernel: its bound, below); gridDim.x a
@@ -630,13 +633,13 @@ __global__ void __cluster_dims__(C, 1, 1)
     split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 
-// The gradients of rows no cluster holds, over `blocks` blocks anywhere on the grid (C = 0, as the forward's
+// log_softmax's gradient of rows no cluster holds, over `blocks` blocks anywhere on the grid (C = 0, as the forward's
 // softmax_split_row_grid: a cooperative launch, the warp sums through `board`, csm::GridBoard). G as there.
 // log_softmax's G = 1, K = 8 float-accumulating kernel is held to 64 registers (a bound of 1024 threads, the
 // block a warp for each of 32 groups needs): 70 left free (sm_90, NVRTC 13.5), where 1024 threads do not launch.
 namespace csm {
 template <typename T, typename Tout, bool LOG, int K, int G>
-constexpr int split_row_grid_backward_threads = LOG && K == 8 && G == 1 && sizeof(acc_t<T, Tout>) == 4 ? 1024 : 0;
+constexpr int split_row_grid_backward_threads = K == 8 && G == 1 && sizeof(acc_t<T, Tout>) == 4 ? 1024 : 0;
 }  // namespace csm
 
 template <typename T, typename Tout, bool LOG, int K, int G>
@@ -644,6 +647,7 @@ __global__ void __launch_bounds__(csm::split_row_grid_backward_threads<T, Tout, 
     softmax_split_row_grid_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                     long long rows, long long n, long long y_row_stride, long long dy_row_stride,
                                     long long dx_row_stride, int blocks, void* board, unsigned long long tag) {
+    static_assert(LOG, "softmax's gradient stays on two_pass past a cluster (planner.SPLIT_GRID_BACKWARD_ITEMS)");
     split_row_backward<T, Tout, LOG, K, 0, G>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride, blocks,
                                               board, tag);
 }

@@ -706,9 +706,10 @@ def row_layout(launch, op=registry.SOFTMAX):
     (registry.LOG_SOFTMAX, BF16, "split_facts", {50257, 65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
     (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
+    (registry.LOG_SOFTMAX_BACKWARD, F32, "log_gradient_facts_f32", set()),  # on the grid past a cluster
     (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts", set()),
 ], ids=["softmax_f32", "log_softmax_f32", "log_softmax_bf16", "softmax_f64", "softmax_backward_f32",
-        "log_softmax_backward_bf16_151_registers"])
+        "log_softmax_backward_f32_grid", "log_softmax_backward_bf16_151_registers"])
 def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts, folds):
     # batch invariance: only C (and with it R) may vary with the rows, and the row's layout may not
     facts = globals()[facts]
@@ -780,36 +781,44 @@ def log_gradient_facts_f32(name, knobs):
     return KernelFacts(num_regs=regs, static_smem=512, local_bytes=0, max_threads=max_threads(regs))
 
 
-# The gradients of rows no cluster holds: K chunks of y and dy a thread in registers on T = 8192 to 65536 threads
-# (planner.SPLIT_GRID_BACKWARD_ITEMS), the most rows at once, then the larger T, then the smaller G; registers as
-# sm_90 builds them (log_softmax's gradient holds dy alone while it sums: 64 at K = 8, softmax's 96)
+# log_softmax's gradient of rows no cluster holds: 8 chunks of dy a thread in registers (planner.SPLIT_GRID_BACKWARD_ITEMS,
+# its y read as it writes) on T = 8192 to 32768 threads (G = 1: a warp of 1024-thread blocks for each of 32 groups),
+# the most rows at once, then the larger T; registers as sm_90 builds it (64 at K = 8, under its bound)
 @pytest.mark.parametrize(
-    "op, facts, m, n, knobs, block, blocks",
-    # 262144 chunks. log_softmax: K = 8 on 32768 threads in blocks of 1024 (a warp for each of 32 groups; one an
-    # SM) or of 256 at G = 4 (four an SM), 4 rows at once either way (the smaller G); K = 4 on 65536, 3 rows
-    [(registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 64, 1048576, (8, 1, 0), 1024, 32),
-     # softmax: K = 8 only at G = 4 (two 256-thread blocks an SM), K = 4 on 65536 threads at G = 4 (two 512-thread
-     # blocks an SM): 2 rows at once either way, the larger T
-     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 64, 1048576, (4, 4, 0), 512, 128),
-     # 524288 chunks: K = 8 on 65536 threads, G = 4 alone cuts them (64 groups): 2 rows at once, and 1 for softmax's
-     # (one 512-thread block an SM)
-     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 8, 2097152, (8, 4, 0), 512, 128),
-     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 8, 2097152, (8, 4, 0), 512, 128)],
-    ids=["log_n1048576_k8_one_group_a_warp", "n1048576_k4_largest_tree", "log_n2097152_k8_four_groups_a_warp",
-         "n2097152_k8_one_row_at_once"])
-def test_split_row_holds_gradient_rows_past_a_cluster_on_the_grid(h100, op, facts, m, n, knobs, block, blocks):
-    facts = globals()[facts]
-    launch = h100.plan("split_row", m, n, F32, facts, op=op)
-    threads = blocks * block
-    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == (knobs, block, (blocks,))
+    "m, n, blocks",
+    # 262144 chunks, the most G = 1 holds: T = 32768 in 32 blocks of 1024 (one an SM), 4 rows at once
+    [(64, 1048576, 32),
+     # 150000 chunks: T = 32768 still the least that holds them in 8 chunks a thread
+     (40, 600000, 32),
+     # one chunk past what a cluster holds (16 blocks of 1024 threads, 8 chunks each: 131072): T = 32768
+     (8, 524292, 32)],
+    ids=["log_n1048576_k8_largest_tree_it_holds", "log_n600000_smallest_tree_that_holds", "log_just_past_a_cluster"])
+def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n, blocks):
+    op = registry.LOG_SOFTMAX_BACKWARD
+    launch = h100.plan("split_row", m, n, F32, log_gradient_facts_f32, op=op)
+    threads = blocks * 1024
+    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == ((8, 1, 0), 1024, (blocks,))
     assert launch.smem == 0 and launch.unit == blocks
-    slots = h100.blocks_per_sm(block, facts("split_row", knobs), 0) * H100.sms // blocks
+    slots = h100.blocks_per_sm(1024, log_gradient_facts_f32("split_row", launch.knobs), 0) * H100.sms // blocks
     assert launch.grid == min(m, slots) * blocks
     # a 64-bit tag per block of each row, then a sum per logical warp of each row
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
-    assert h100.plan("auto", m, n, F32, facts, op=op) == launch
-    # rows past 65536 x 8 chunks (4194304 float32) stay on two_pass
-    assert h100.plan("auto", 4, 4194304, F32, facts, op=op).variant == "two_pass"
+    assert h100.plan("auto", m, n, F32, log_gradient_facts_f32, op=op) == launch
+
+
+# rows past what log_softmax's gradient holds on the grid (262144 chunks), and softmax's gradient past a cluster
+# (no grid kernel: it tied or lost against two_pass), stay on two_pass
+@pytest.mark.parametrize("op, facts, n", [
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 1048580),
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 2097152),
+    (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 600000),
+    (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 1048576)],
+    ids=["log_one_chunk_past_the_grid", "log_n2097152", "n600000_no_grid_kernel", "n1048576_no_grid_kernel"])
+def test_gradient_rows_past_what_the_grid_holds_go_to_two_pass(h100, op, facts, n):
+    facts = globals()[facts]
+    assert h100.plan("auto", 8, n, F32, facts, op=op).variant == "two_pass"
+    with pytest.raises(UnsuitableVariant, match="split_row"):
+        h100.plan("split_row", 8, n, F32, facts, op=op)
 
 
 def twin_facts(twin_regs):
