@@ -319,6 +319,17 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
+# The gradients of rows no cluster holds, on the grid: K chunks a thread in registers only (no shared-memory
+# part), for each K the T above that holds the row, picked as above (none where the GPU cannot hold a row's
+# blocks at once: two_pass). log_softmax's gradient alone, which holds dy alone while it sums
+# (kernels/split_row.cu), and at K = 8 only its G = 1 kernel is built (variants.SPLIT_GRID_BACKWARD): T <= 32768,
+# float32 rows up to 1048576 elements, half precision up to 2097152. H200, 2026-12-02, ccb40a0 (cupysoftmax time
+# --variant auto,two_pass, docs/perf/grid-gradient-s56-h200.txt), float32, us, two_pass -> grid:
+# log_softmax_backward on (8, 1, 0) 64 x 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x 1048576 88.0 -> 61.8,
+# 40 x 600000 125.7 -> 95.5; on (8, 4, 0), 8 x 2097152, 66.9 -> 69.6 (lost). softmax_backward (y and dy held: 96
+# registers at K = 8, so (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576 326.7 -> 330.0, 16 x 1048576 85.5
+# -> 84.0, 8 x 2097152 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
+SPLIT_GRID_BACKWARD_ITEMS = (8,)
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
 # past K in shared memory, where that holds more rows at once. Layouts with no
@@ -1105,18 +1116,22 @@ class Planner:
         return folded if folded and folded.grid // folded.unit > launch.grid // launch.unit else launch
 
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
-        """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None."""
-        if op in registry.BACKWARD or dtypes.accumulator(pair).itemsize != 4:
+        """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None. The gradient
+        built there (log_softmax's) holds its chunks in registers alone (no shared-memory part),
+        SPLIT_GRID_BACKWARD_ITEMS a thread."""
+        if dtypes.accumulator(pair).itemsize != 4:
             return None
-        k = lookup(SPLIT_ITEMS, chunks)
-        extra = {threads: max(0, _ceil_div(chunks, threads) - k) for threads in SPLIT_GRID_ROW_THREADS}
-        at_once = {(threads, g): cut[3] for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS
-                   if (cut := self._grid_cut(v, (k, g, 0), threads, extra[threads], facts, op))}
+        backward = op in registry.BACKWARD
+        items = SPLIT_GRID_BACKWARD_ITEMS if backward else (lookup(SPLIT_ITEMS, chunks),)
+        extra = {(k, threads): max(0, _ceil_div(chunks, threads) - k) for k in items for threads in SPLIT_GRID_ROW_THREADS}
+        at_once = {(k, threads, g): cut[3] for k in items for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS
+                   if not (backward and extra[k, threads])
+                   and (cut := self._grid_cut(v, (k, g, 0), threads, extra[k, threads], facts, op))}
         if not at_once:
             return None
         # the most rows at once, then the larger T, then the smaller G
-        threads, g = max(at_once, key=lambda tg: (at_once[tg], tg[0], -tg[1]))
-        return self._on_grid(v, m, (k, g, 0), threads, extra[threads], pair, facts, op)
+        k, threads, g = max(at_once, key=lambda ktg: (at_once[ktg], ktg[1], -ktg[2]))
+        return self._on_grid(v, m, (k, g, 0), threads, extra[k, threads], pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
         """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` logical
@@ -1154,10 +1169,13 @@ class Planner:
         plain = (*knobs[:-1], -1)
         if plain in v.knob_sets(op, self.device.compute_capability):
             knobs = plain
-        # a 64-bit tag per block of each row, then a (max, sum) per logical warp of each row: csm::GridBoard
-        workspace = m * blocks * 8 + m * (threads // 32) * 2 * dtypes.accumulator(pair).itemsize
-        return Launch(v.name, knobs, min(m, slots) * blocks, block, smem,
-                      (numpy.int32(extra), numpy.int32(0), numpy.int32(blocks)), workspace=workspace, unit=blocks,
+        # a 64-bit tag per block of each row, then a (max, sum) per logical warp of each row (the gradients: a sum):
+        # csm::GridBoard
+        backward = op in registry.BACKWARD
+        values = (1 if backward else 2) * dtypes.accumulator(pair).itemsize
+        workspace = m * blocks * 8 + m * (threads // 32) * values
+        args = (numpy.int32(blocks),) if backward else (numpy.int32(extra), numpy.int32(0), numpy.int32(blocks))
+        return Launch(v.name, knobs, min(m, slots) * blocks, block, smem, args, workspace=workspace, unit=blocks,
                       tagged=m * blocks * 8)
 
     def split_cuts(self, v, layout: SplitLayout, facts):

@@ -63,6 +63,9 @@ class Variant:
     # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds and its grid
     # launches, which cut only layouts of clusters).
     cluster_only: tuple[tuple[int, ...], ...] = ()
+    # Knob sets of `backward_knobs` compiled for one gradient alone: (op, knob sets) (split_row's grid, for
+    # log_softmax's gradient only).
+    gradient_only: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...] = ()
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
@@ -98,7 +101,8 @@ class Variant:
         mine = ({k for _, o, sets in self.element_strided if o == op for k in sets} if pair is None
                 else set(self.element_strided_for(pair, op)))
         return [k for k in knobs if (cc >= (9, 0) or not (self.clustered(k) or k in self.cluster_only))
-                and (not self.is_element_strided(k) or k in mine)] or [()]
+                and (not self.is_element_strided(k) or k in mine)
+                and not (op in BACKWARD and any(k in sets for o, sets in self.gradient_only if o != op))] or [()]
 
     def is_element_strided(self, knobs) -> bool:
         return any(knobs in sets for _, _, sets in self.element_strided)
@@ -141,7 +145,7 @@ class Variant:
         if op in BACKWARD:
             template += "_backward"
         if self.gridded(knobs):  # C = 0 reads the options, C = -1 compiles them out: the grid template's O
-            knobs = (*knobs[:-1], knobs[-1] + 1)
+            knobs = knobs[:-1] if op in BACKWARD else (*knobs[:-1], knobs[-1] + 1)  # (the gradients take none)
         elif self.cluster_template and not self.clustered(knobs):
             knobs = knobs[:-1]
         log = [] if self.ops == (SOFTMAX,) else ["true" if op in LOG_OPS else "false"]
@@ -170,6 +174,9 @@ SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the optio
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there (planner.SPLIT_GRID_FOLD)
 SPLIT_GRID_PLAIN = tuple((k, g, -1) for k, g, _ in SPLIT_GRID + SPLIT_GRID_FOLDED)  # C = -1: their plain twins
+# log_softmax's gradient on the grid, (K, G, 0): no options (gradient_only); softmax's stays on two_pass
+# (planner.SPLIT_GRID_BACKWARD_ITEMS)
+SPLIT_GRID_BACKWARD = ((8, 1, 0),)
 SPLIT_ONE_PASS = tuple((8, -1, c) for c in (2, 4, 8, 16))  # R = -1 on clusters: outputs from the row's (max, sum)
 
 VARIANTS: dict[str, Variant] = {
@@ -242,15 +249,17 @@ VARIANTS: dict[str, Variant] = {
             # the options. It differs from R = 1 only where R = 1 keeps exponentials (float32 softmax): the
             # other pairs and log_softmax build the same code twice, float64 never launches it.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
-            # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS); forward only, compiled where
-            # clusters exist (the layouts it cuts). Its middle knob is G, not R: the groups of 32 warps each
+            # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS; log_softmax's gradient's too,
+            # SPLIT_GRID_BACKWARD, which take no options), compiled where clusters exist (the layouts it
+            # cuts). Its middle knob is G, not R: the groups of 32 warps each
             # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds
             # (planner: SPLIT_GRID_FOLD). C = -1 is the grid's plain twin, the options compiled out: the
             # planner plans it and with_options gives calls with options C = 0
             knobs=SPLIT_UNFOLDED + SPLIT_ONE_PASS + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED
             + SPLIT_GRID_PLAIN,
-            backward_knobs=SPLIT_UNFOLDED, plain_knob=1,
-            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED + SPLIT_GRID_PLAIN,
+            backward_knobs=SPLIT_UNFOLDED + SPLIT_GRID_BACKWARD, plain_knob=1,
+            cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED + SPLIT_GRID_PLAIN + SPLIT_GRID_BACKWARD,
+            gradient_only=((LOG_SOFTMAX_BACKWARD, SPLIT_GRID_BACKWARD),),
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

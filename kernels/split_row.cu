@@ -58,14 +58,20 @@
 // C > 1 needs thread-block clusters (sm_90); the planner falls back to C = 1
 // (or to a variant that needs no clusters) elsewhere, and folds only where
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
-// the loader sets. C = 0: forward only, compiled for sm_90 (it cuts layouts of
-// clusters, and holds rows longer than a cluster does), a block at least a
-// warp for every max(G, 1) groups of 32 logical warps of T.
+// the loader sets. C = 0: compiled for sm_90 (it cuts layouts of clusters,
+// and holds rows longer than a cluster does; log_softmax's gradient only
+// the latter), a block at least a warp for every max(G, 1) groups of 32
+// logical warps of T.
 //
-// Backward (softmax_split_row_backward, _cluster_backward): each thread holds
-// its chunks of y and dy in registers (K of each, no shared-memory part), the
-// row's threads sum s (sum of dy * y, or of dy with LOG) along the same tree,
-// and every thread writes its chunks of dx. No folds (R = 1).
+// Backward (softmax_split_row_backward, _cluster_backward, _grid_backward):
+// each thread holds its chunks of y and dy in registers (K of each, no
+// shared-memory part), the row's threads sum s (sum of dy * y, or of dy with
+// LOG) along the same tree, and every thread writes its chunks of dx. No
+// folds (R = 1). On the grid (C = 0, rows no cluster holds, in place of
+// two_pass's two reads; LOG only), a thread holds dy alone while the row sums,
+// then reads y a chunk at a time as it writes dx. softmax's gradient, which
+// must hold y and dy there, tied or lost against two_pass (planner:
+// SPLIT_GRID_BACKWARD_ITEMS), so it is not built.
 //
 // Launch contract: blockDim.x a multiple of 32, at most 1024 (128 on the
 // plain float32 K = 2 kernel: its bound, below); gridDim.x a
@@ -85,7 +91,8 @@
 // zeroed where it may, under stream capture); gridDim.x a multiple of
 // `blocks`, every block resident (a cooperative launch). Backward: no S, no `again` and no dynamic
 // shared memory; y and dy rows start at the same offset from a 16-byte
-// boundary.
+// boundary; on the grid `blocks`, the workspace (a 64-bit tag per block of
+// each row, then rows * T / 32 sums) and the tag, as above.
 #include "common.cuh"
 
 // The row loop, its Held type H given (split_row picks it).
@@ -551,35 +558,58 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, K, G, O
 }
 #endif
 
-template <typename T, typename Tout, bool LOG, int K, int C>
+template <typename T, typename Tout, bool LOG, int K, int C, int G = 1>
 __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, const T* __restrict__ dy,
                                                    Tout* __restrict__ dx, long long rows, long long n,
                                                    long long y_row_stride, long long dy_row_stride,
-                                                   long long dx_row_stride) {
+                                                   long long dx_row_stride, int blocks = C, void* board = nullptr,
+                                                   unsigned long long tag = 0) {
     using A = csm::acc_t<T, Tout>;
+    using Tree = csm::RowTree<C, 1, G>;
     constexpr int V = csm::Vec<T>::size;
+    // On the grid, log_softmax's gradient holds dy alone while the row's sum (of dy) is taken, and reads y once
+    // it is known: a row takes fewer registers (float32 K = 8: 64 under its bound, softmax's gradient 98; sm_90),
+    // so the grid holds more rows at once (not measured), and y still leaves memory once.
+    constexpr bool kLateY = C == 0 && LOG;
     __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
-    __shared__ A group_sums[2][16];
-    const long long clusters = gridDim.x / C;
+    __shared__ A group_sums[2][Tree::kGroups];
+    const int row_blocks = C ? C : blocks;  // a row's (C a constant: the cluster kernels' code as before the grid's)
+    const long long at_once = gridDim.x / row_blocks;  // rows
     const int b = static_cast<int>(blockDim.x);
-    const int threads = C * b, first = static_cast<int>(blockIdx.x % C) * b + static_cast<int>(threadIdx.x);
+    const int threads = row_blocks * b, first = static_cast<int>(blockIdx.x % row_blocks) * b + static_cast<int>(threadIdx.x);
     const auto level = [](A v) { return csm::warp_reduce(v, csm::SumOp<A>()); };
-    const csm::RowTree<C> tree;
+    const Tree tree(blocks, board, rows, tag);
     const csm::Vec<T> zero = csm::zero_chunk<T>();
     int parity = 0;
-    for (long long row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1) {
+    for (long long row = blockIdx.x / row_blocks; row < rows; row += at_once, parity ^= 1) {
         const T* yr = y + row * y_row_stride;
         const T* dyr = dy + row * dy_row_stride;
         Tout* dxr = dx + row * dx_row_stride;
         const int shift = csm::misalignment(yr);
         const int end = csm::chunks_of(n, shift, V);
         csm::HeldGrad<A, T, K, LOG> held;
-        csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
+        if constexpr (!kLateY)
+            csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
         csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
         const A partial[1] = {held.partial()};
-        held.finish(tree.reduce(partial, level, A(0), warp_sums, group_sums, parity));
-        csm::store_chunks<T>(dxr, static_cast<int>(n), shift, csm::stores_aligned<T>(dxr, shift), first, threads, end,
-                             held);
+        held.finish(tree.reduce(partial, level, A(0), warp_sums, group_sums, parity, row));
+        const bool dx_aligned = csm::stores_aligned<T>(dxr, shift);
+        if constexpr (kLateY) {
+            // y a chunk at a time, each written as it lands: all K read first, then written, took K chunks of
+            // registers more and spilled under the bound (float32 K = 8: 284 bytes, sm_90), and so did two or
+            // four at a time (180 bytes); this leaves a thread one load in flight (32 warps an SM: 16 KB)
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const int c = first + j * threads;
+                if (c < end) {
+                    held.y[j] = csm::load_chunk(yr, static_cast<int>(n), shift, c, csm::PlainLoad(), zero);
+                    csm::store_chunk<T>(dxr, static_cast<int>(n), shift, dx_aligned, c,
+                                        [&](int k) { return csm::from_acc<Tout>(held.out(j, k)); });
+                }
+            }
+        } else {
+            csm::store_chunks<T>(dxr, static_cast<int>(n), shift, dx_aligned, first, threads, end, held);
+        }
     }
     if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }
@@ -601,5 +631,24 @@ __global__ void __cluster_dims__(C, 1, 1)
                                        long long dy_row_stride, long long dx_row_stride) {
     static_assert(R == 1, "the gradients fold no rows");
     split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
+}
+
+// log_softmax's gradient of rows no cluster holds, over `blocks` blocks anywhere on the grid (C = 0, as the forward's
+// softmax_split_row_grid: a cooperative launch, the warp sums through `board`, csm::GridBoard). G as there.
+// log_softmax's G = 1, K = 8 float-accumulating kernel is held to 64 registers (a bound of 1024 threads, the
+// block a warp for each of 32 groups needs): 70 left free (sm_90, NVRTC 13.5), where 1024 threads do not launch.
+namespace csm {
+template <typename T, typename Tout, bool LOG, int K, int G>
+constexpr int split_row_grid_backward_threads = K == 8 && G == 1 && sizeof(acc_t<T, Tout>) == 4 ? 1024 : 0;
+}  // namespace csm
+
+template <typename T, typename Tout, bool LOG, int K, int G>
+__global__ void __launch_bounds__(csm::split_row_grid_backward_threads<T, Tout, LOG, K, G>)
+    softmax_split_row_grid_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
+                                    long long rows, long long n, long long y_row_stride, long long dy_row_stride,
+                                    long long dx_row_stride, int blocks, void* board, unsigned long long tag) {
+    static_assert(LOG, "softmax's gradient stays on two_pass past a cluster (planner.SPLIT_GRID_BACKWARD_ITEMS)");
+    split_row_backward<T, Tout, LOG, K, 0, G>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride, blocks,
+                                              board, tag);
 }
 #endif

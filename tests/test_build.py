@@ -93,7 +93,9 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
     # (R = 4 and the plain R = -4); 128 for the plain float32 kernels of two chunks a thread (R = 0, K = 2), none for the other plain ones;
     # on the grid (split_row_grid_threads) 512 for the float-accumulating G > 1, 1024 for their G = 1, K = 8 twins
     # that read the options (O = 1, the mask's staging) and write the input's type, none for the plain ones (O = 0),
-    # K < 8, half-precision input to float32 output, or float64
+    # K < 8, half-precision input to float32 output, or float64; the gradients on the grid
+    # (split_row_grid_backward_threads, log_softmax's alone: dy alone held) 1024 for the float-accumulating G = 1,
+    # K = 8, none for float64
     bounded = {"softmax_split_row_cluster<float, float, false, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<__nv_bfloat16, float, true, 8, 1, 16>": 1024,
                "softmax_split_row_cluster<float, float, false, 8, 1, 8>": None,
@@ -116,7 +118,10 @@ def test_only_the_bounded_split_row_kernels_carry_a_thread_bound():
                "softmax_split_row_grid<float, float, false, 4, 1, 1>": None,
                "softmax_split_row_grid<double, double, false, 8, 1, 1>": None,
                "softmax_split_row_grid<float, float, false, 8, 4, 1>": 512,
-               "softmax_split_row_grid<float, float, false, 8, 4, 0>": 512}
+               "softmax_split_row_grid<float, float, false, 8, 4, 0>": 512,
+               "softmax_split_row_grid_backward<float, float, true, 8, 1>": 1024,
+               "softmax_split_row_grid_backward<__nv_bfloat16, __nv_bfloat16, true, 8, 1>": 1024,
+               "softmax_split_row_grid_backward<double, double, true, 8, 1>": None}
     assert thread_bounds("split_row", bounded) == bounded
 
 
@@ -204,8 +209,14 @@ def test_gradients_are_built_for_their_variants_in_one_type():
     assert "softmax_warp_rows_backward<__half, __half, true, 32, 8, 0>" in names
     assert "softmax_split_row_backward<double, double, false, 8, 1>" in names
     assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 1, 16>" in names
-    split_backward = [name for name in names if name.startswith("softmax_split_row") and "_backward" in name]
+    split_backward = [name for name in names if name.startswith("softmax_split_row") and "_backward" in name
+                      and "_grid_" not in name]
     assert all(name.split(", ")[4].rstrip(">") == "1" for name in split_backward)  # R: the gradients fold no rows
+    # on the grid (K, G): no options (no O), no folds (G > 0)
+    assert "softmax_split_row_grid_backward<float, float, true, 8, 1>" in names
+    assert not any(name.startswith("softmax_split_row_grid_backward<") and "true" not in name for name in names)
+    assert all(int(name.split(", ")[4].rstrip(">")) > 0 for name in names
+               if name.startswith("softmax_split_row_grid_backward<"))
     assert not any("_backward<__half, float" in name or "_backward<__nv_bfloat16, float" in name for name in names)
     assert "softmax_two_pass_backward<float, float, true, 4>" in names
 

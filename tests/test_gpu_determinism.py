@@ -18,7 +18,8 @@ cases for rows of 10000 and more take another C for 1 and 3 rows than for the wh
 of 100003, 128256 and 262144 go on the grid (C = -1, or 0 with the options) for the half batch and
 the whole one (where the clusters of their smaller batches write from the row's (max, sum), as the
 grid does); rows past a
-cluster (float32 1048579 and 4194307) take the grid for any number of rows, their gradients two_pass.
+cluster (float32 1048573 and 4194307) take the grid for any number of rows, log_softmax's gradient too where
+the grid holds dy in registers (1048573), else two_pass (4194307), softmax's gradient two_pass.
 """
 from __future__ import annotations
 
@@ -37,9 +38,11 @@ MASKED = {"softmax_scale_where": registry.SOFTMAX, "log_softmax_scale_where": re
 ROW_OPS = [*registry.FORWARD, *MASKED, *registry.BACKWARD]
 COLUMN_OPS = registry.FORWARD
 
-# the variant planned by op, where the forward ops and the gradients part ways
+# the variant planned by op, where the forward ops and the gradients part ways: rows past a cluster that
+# log_softmax's gradient holds on the grid (softmax's has no grid kernel), and rows past what it holds there
 PAST_A_CLUSTER = {**dict.fromkeys((registry.SOFTMAX, registry.LOG_SOFTMAX, *MASKED), "split_row"),
-                  **dict.fromkeys(registry.BACKWARD, "two_pass")}
+                  registry.LOG_SOFTMAX_BACKWARD: "split_row", registry.SOFTMAX_BACKWARD: "two_pass"}
+PAST_THE_GRADIENTS_GRID = {**PAST_A_CLUSTER, registry.LOG_SOFTMAX_BACKWARD: "two_pass"}
 
 # (id naming the path on the H100, shape (batch first), axis, dtype, variant asked, variant planned (or by op))
 CASES = [
@@ -71,11 +74,13 @@ CASES = [
     # threads a row not rounded: one block or 4 of 160; the gradients clusters of 4, 8 or 16)
     ("split_row_block_or_clusters_bf16_n65536", (200, 65536), -1, dtypes.BFLOAT16, "auto", "split_row"),
     ("split_row_block_or_clusters_f64_n10000", (200, 10000), -1, dtypes.FLOAT64, "auto", "split_row"),
-    # past a cluster: split_row on the grid for the forward ops (8 rows at once), two_pass for the gradients
-    ("past_a_cluster_n1048579", (9, 2**20 + 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
+    # past a cluster: split_row on the grid (8 rows at once; log_softmax's gradient 4, 8 chunks of dy a thread,
+    # its 262144 at most on a row of any phase: 2^20 - 3 elements)
+    ("past_a_cluster_n1048573", (9, 2**20 - 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
     # 1048578 chunks: the grid's blocks of 8 warps, each reducing four groups of the row's 32 (G = 4), two rows
-    # at once, so the batch of three loops
-    ("past_a_cluster_four_groups_a_warp_n4194307", (3, 2**22 + 3), -1, dtypes.FLOAT32, "auto", PAST_A_CLUSTER),
+    # at once, so the batch of three loops; past what log_softmax's gradient holds on the grid: two_pass
+    ("past_a_cluster_four_groups_a_warp_n4194307", (3, 2**22 + 3), -1, dtypes.FLOAT32, "auto",
+     PAST_THE_GRADIENTS_GRID),
     ("two_pass_f64_n524291", (9, 2**19 + 3), -1, dtypes.FLOAT64, "auto", "two_pass"),
     # auto takes online only for rows past 2^31 elements (gigabytes a row): asked by name here
     ("online_by_name_n5000", (64, 5000), -1, dtypes.FLOAT32, "online", "online"),

@@ -192,18 +192,49 @@ def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
     check(registry.SOFTMAX_BACKWARD, y, dy, dx, numpy.float32)
 
 
+# (id naming the path, M, N, dtype, layout, variant asked, variant log_softmax's gradient takes): rows no cluster
+# holds. log_softmax's gradient takes split_row's grid (C = 0) up to 32768 threads x 8 chunks of dy in registers
+# (1048576 float32, 2097152 half precision, on a 16-byte boundary), more rows than it holds at once in rounds; two_pass past that, and by name (a group of rows at a time, each reread from L2). softmax's gradient
+# takes two_pass (its grid kernel tied or lost there: planner.SPLIT_GRID_BACKWARD_ITEMS).
+PAST_A_CLUSTER = [
+    ("grid_rows_in_rounds", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
+    ("grid_float32_views", 4, 700_001, dtypes.FLOAT32, "offset_views", "auto", "split_row"),
+    ("grid_bfloat16_views", 6, 1_500_001, dtypes.BFLOAT16, "offset_views", "auto", "split_row"),
+    ("grid_dy_misaligned_against_y", 5, 600_001, dtypes.FLOAT32, "dy_misaligned_against_y", "auto", "split_row"),
+    ("grid_float16_dx_misaligned", 3, 2_000_001, dtypes.FLOAT16, "dx_misaligned_against_y", "auto", "split_row"),
+    ("grid_largest_row_it_holds", 2, 1_048_576, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
+    ("two_pass_one_chunk_past_the_grid", 2, 1_048_580, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
+    ("two_pass_few_huge_rows_one_a_group", 3, 2**22 + 3, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
+    ("two_pass_groups_of_rows", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "two_pass", "two_pass"),
+    ("two_pass_groups_of_bfloat16_views", 40, 1_000_003, dtypes.BFLOAT16, "offset_views", "two_pass", "two_pass"),
+]
+
+
 @pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("m, n, dtype, layout", [(3, 2**22 + 3, dtypes.FLOAT32, "contiguous"),
-                                                 (40, 1_000_003, dtypes.FLOAT32, "contiguous"),
-                                                 (40, 1_000_003, dtypes.BFLOAT16, "offset_views")],
-                         ids=["few_huge_rows_one_a_group", "groups_of_rows", "groups_of_bfloat16_views"])
-def test_rows_longer_than_a_cluster_holds_go_through_two_passes(rng, op, m, n, dtype, layout):
+@pytest.mark.parametrize("m, n, dtype, layout, variant, planned", [c[1:] for c in PAST_A_CLUSTER],
+                         ids=[c[0] for c in PAST_A_CLUSTER])
+def test_rows_longer_than_a_cluster_holds(rng, op, m, n, dtype, layout, variant, planned):
+    planned = planned if op == registry.LOG_SOFTMAX_BACKWARD else "two_pass"
+    if planned == "split_row" and device.facts(cupy.cuda.Device().id).compute_capability < (9, 0):
+        pytest.skip("split_row's grid launch needs sm_90 (else two_pass)")
     y, dy, dx = inputs(rng, op, (m, n), dtype, layout)
-    dy += 1  # each slice then carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
-    kernel, launch = api.plan(y.device.id, "auto", m, n, (dtype, dtype), api.rows_aligned(y), op)
-    assert launch.variant == "two_pass" and (m == 3 or int(launch.args[1]) < m)  # one row a group, or several groups
-    gradients.GRADIENTS[op](y, dy, out=dx)
+    dy += 1  # each slice or block then carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
+    _, launch = api.plan(y.device.id, variant, m, n, (dtype, dtype), api.rows_aligned(y), op)
+    assert launch.variant == planned
+    if planned == "split_row":  # C = 0, and rounds of rows where the rows outnumber those the GPU holds at once
+        assert launch.knobs[-1] == 0 and (m <= 6 or launch.grid // launch.unit < m)
+    elif n > 2**22:  # 16 MB rows: one a group
+        assert int(launch.args[1]) == 1
+    elif m == 40:  # several groups
+        assert int(launch.args[1]) < m
+    assert gradients.GRADIENTS[op](y, dy, out=dx, variant=variant) is dx
     check(op, y, dy, dx, dtype)
+    if planned == "split_row" and layout != "dy_misaligned_against_y":
+        # a row's bits do not depend on its batch: the first and the last row alone (views at the batch's phases;
+        # dy's contiguous copy would put a row alone at another phase than in the batch's copy)
+        for r in (0, m - 1):
+            alone = gradients.GRADIENTS[op](y[r:r + 1], dy[r:r + 1], variant=variant)
+            assert (cupy.asnumpy(alone).view(numpy.uint8) == cupy.asnumpy(dx[r:r + 1]).view(numpy.uint8)).all()
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0)], ids=["no_rows", "empty_rows"])

@@ -231,18 +231,17 @@ def test_without_clusters_a_refusal_names_one_block():
                                                                    (F64, 8, (528, 1), (528, 1))],
                          ids=["float16", "float32", "float64"])
 @pytest.mark.parametrize("op", registry.BACKWARD)
-def test_gradients_of_rows_no_cluster_holds_take_two_pass_with_one_sum_a_piece(h100, op, pair, partial, softmax_args,
-                                                                               log_args):
-    launch = h100.plan("auto", 4, 4194304, pair, split_facts, op=op)
+def test_two_pass_gradients_take_one_sum_a_piece(h100, op, pair, partial, softmax_args, log_args):
+    launch = h100.plan("two_pass", 4, 4194304, pair, split_facts, op=op)
     slices, group_rows = softmax_args if op == registry.SOFTMAX_BACKWARD else log_args
-    assert launch.variant == "two_pass" and tuple(map(int, launch.args)) == (slices, group_rows)
+    assert tuple(map(int, launch.args)) == (slices, group_rows)
     assert launch.workspace == 4 * slices * partial + 4 * 4  # an accumulator-type sum a piece, a counter a row
 
 
 @pytest.mark.parametrize("op, arrays", [(registry.SOFTMAX_BACKWARD, 2), (registry.LOG_SOFTMAX_BACKWARD, 1)])
 def test_two_pass_groups_what_its_second_pass_rereads(h100, op, arrays):
     # softmax's gradient rereads y and dy, log_softmax's dy only (its first pass reads no y)
-    launch = h100.plan("auto", 64, 1048576, F32, split_facts, op=op)
+    launch = h100.plan("two_pass", 64, 1048576, F32, split_facts, op=op)
     assert int(launch.args[1]) == 50 * 2**20 // 2 // (arrays * 1048576 * 4)
 
 
@@ -679,9 +678,11 @@ def row_layout(launch, op=registry.SOFTMAX):
     or blocks x blockDim.x on the grid, x -G where G < 0 folds there),
     and unless its outputs come from the row's (max, sum) alone (folds, `again` and R = -1 in clusters, the grid and
     log_softmax always: one pass folds a logical thread's chunks in their order wherever K and S put them) the chunks
-    a thread keeps in registers (K) and in shared memory (S)."""
+    a thread keeps in registers (K) and in shared memory (S). The gradients: T and K (their sums), on the grid too."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
+    if c <= 0 and op in registry.BACKWARD:  # the gradients on the grid: its blocks a row alone; the sums follow K
+        return launch.block * args[0], k
     if c <= 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
         blocks, folds = args[2], max(-r, 1)
     elif c > 1:  # clusters fold none (R = -1: one pass)
@@ -705,9 +706,10 @@ def row_layout(launch, op=registry.SOFTMAX):
     (registry.LOG_SOFTMAX, BF16, "split_facts", {50257, 65536, 100003, 128256}),
     (registry.SOFTMAX, F64, "split_facts", set()),  # float64 rows do not fold
     (registry.SOFTMAX_BACKWARD, F32, "gradient_facts_f32", set()),
+    (registry.LOG_SOFTMAX_BACKWARD, F32, "log_gradient_facts_f32", set()),  # on the grid past a cluster
     (registry.LOG_SOFTMAX_BACKWARD, BF16, "gradient_facts", set()),
 ], ids=["softmax_f32", "log_softmax_f32", "log_softmax_bf16", "softmax_f64", "softmax_backward_f32",
-        "log_softmax_backward_bf16_151_registers"])
+        "log_softmax_backward_f32_grid", "log_softmax_backward_bf16_151_registers"])
 def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pair, facts, folds):
     # batch invariance: only C (and with it R) may vary with the rows, and the row's layout may not
     facts = globals()[facts]
@@ -733,12 +735,13 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
 
 
 @pytest.mark.parametrize("m, n, pair, op", [(4, 16777220, F32, registry.SOFTMAX),
-                                            (64, 1048576, F32, registry.SOFTMAX_BACKWARD),
+                                            (4, 4194304, F32, registry.SOFTMAX_BACKWARD),
                                             (64, 524288, F64, registry.SOFTMAX)],
-                         ids=["64MB_rows_past_the_grid", "gradients_of_4MB_rows", "float64_4MB_rows"])
+                         ids=["64MB_rows_past_the_grid", "gradients_of_16MB_rows", "float64_4MB_rows"])
 def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pair, op):
     # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 65536 x 36 chunks
-    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit)
+    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit), and the
+    # gradients' up to 65536 x 8 chunks (registers only)
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
         h100.plan("split_row", m, n, pair, split_facts, op=op)
 
@@ -770,6 +773,52 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
     assert slots > 0 and launch.grid == min(m, slots) * blocks
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 2 * 4
     assert h100.plan("auto", m, n, pair, split_facts, aligned, op) == launch
+
+
+def log_gradient_facts_f32(name, knobs):
+    """split_row's log_softmax_backward registers on sm_90 on the grid (float32): K = 4 40, K = 8 64 (its bound)."""
+    regs = {2: 40, 4: 40, 8: 64}[knobs[0]] if name == "split_row" else 64
+    return KernelFacts(num_regs=regs, static_smem=512, local_bytes=0, max_threads=max_threads(regs))
+
+
+# log_softmax's gradient of rows no cluster holds: 8 chunks of dy a thread in registers (planner.SPLIT_GRID_BACKWARD_ITEMS,
+# its y read as it writes) on T = 8192 to 32768 threads (G = 1: a warp of 1024-thread blocks for each of 32 groups),
+# the most rows at once, then the larger T; registers as sm_90 builds it (64 at K = 8, under its bound)
+@pytest.mark.parametrize(
+    "m, n, blocks",
+    # 262144 chunks, the most G = 1 holds: T = 32768 in 32 blocks of 1024 (one an SM), 4 rows at once
+    [(64, 1048576, 32),
+     # 150000 chunks: T = 32768 still the least that holds them in 8 chunks a thread
+     (40, 600000, 32),
+     # one chunk past what a cluster holds (16 blocks of 1024 threads, 8 chunks each: 131072): T = 32768
+     (8, 524292, 32)],
+    ids=["log_n1048576_k8_largest_tree_it_holds", "log_n600000_smallest_tree_that_holds", "log_just_past_a_cluster"])
+def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n, blocks):
+    op = registry.LOG_SOFTMAX_BACKWARD
+    launch = h100.plan("split_row", m, n, F32, log_gradient_facts_f32, op=op)
+    threads = blocks * 1024
+    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == ((8, 1, 0), 1024, (blocks,))
+    assert launch.smem == 0 and launch.unit == blocks
+    slots = h100.blocks_per_sm(1024, log_gradient_facts_f32("split_row", launch.knobs), 0) * H100.sms // blocks
+    assert launch.grid == min(m, slots) * blocks
+    # a 64-bit tag per block of each row, then a sum per logical warp of each row
+    assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
+    assert h100.plan("auto", m, n, F32, log_gradient_facts_f32, op=op) == launch
+
+
+# rows past what log_softmax's gradient holds on the grid (262144 chunks), and softmax's gradient past a cluster
+# (no grid kernel: it tied or lost against two_pass), stay on two_pass
+@pytest.mark.parametrize("op, facts, n", [
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 1048580),
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 2097152),
+    (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 600000),
+    (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 1048576)],
+    ids=["log_one_chunk_past_the_grid", "log_n2097152", "n600000_no_grid_kernel", "n1048576_no_grid_kernel"])
+def test_gradient_rows_past_what_the_grid_holds_go_to_two_pass(h100, op, facts, n):
+    facts = globals()[facts]
+    assert h100.plan("auto", 8, n, F32, facts, op=op).variant == "two_pass"
+    with pytest.raises(UnsuitableVariant, match="split_row"):
+        h100.plan("split_row", 8, n, F32, facts, op=op)
 
 
 def twin_facts(twin_regs):

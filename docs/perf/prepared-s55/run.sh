@@ -6,6 +6,8 @@
 #   STEPS="tests forward"                               bash docs/perf/prepared-s55/run.sh
 #   STEPS="log_softmax backward log_softmax_backward axis" bash docs/perf/prepared-s55/run.sh
 #   STEPS="where probes"                                bash docs/perf/prepared-s55/run.sh
+# and on the branch grid-gradient, before them (about 4 minutes: its tests, then the timings):
+#   STEPS="grid"                                        bash docs/perf/prepared-s55/run.sh
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 steps=${STEPS:?STEPS names the steps}
@@ -42,6 +44,21 @@ W="262144x32xfloat32 262144x64xfloat32 262144x100xfloat32 4096x256xfloat32 16384
         python3 scripts/probe_strided_layouts.py 4096:256:bfloat16:log_softmax 4096:256:float32:log_softmax \
           4096:256:float32:softmax > $res/strided-layouts.txt 2>&1
         echo "strided layouts: rc $?"; tail -20 $res/strided-layouts.txt ;;
+      grid)  # branch grid-gradient: its GPU tests, then the gradients of rows no cluster holds on the grid (auto)
+        # against two_pass by name, and against torch and torch.compile
+        python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 8 tests/test_gpu_gradients.py \
+          tests/test_gpu_determinism.py tests/test_gpu_large.py -k "longer_than_a_cluster or past_a_cluster or 2_to_the_24" \
+          > $res/grid-tests.txt 2>&1
+        echo "grid tests: rc $?"; tail -15 $res/grid-tests.txt
+        for op in softmax_backward log_softmax_backward; do
+          for shape in "64 1048576" "16 1048576" "8 2097152" "40 600000"; do
+            python3 -m cupysoftmax time $shape --op $op --variant auto,two_pass
+          done
+        done > $res/grid-time.txt 2>&1
+        echo "grid time: rc $?"; cat $res/grid-time.txt
+        python3 scripts/bench_suite.py --suite docs/perf/prepared-s55/grid-gradient-suite.json \
+          --ops backward,log_softmax_backward --providers cupysoftmax,torch,torch_compile --no-sweep --no-plot \
+          --out $res/grid-suite 2>&1 | tail -30 ;;
       *) echo "unknown step $step" ;;
     esac
     echo "step $step: $(( $(date +%s) - s )) s"
