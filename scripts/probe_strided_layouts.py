@@ -60,7 +60,7 @@ def main(specs):
         expected = reference.REFERENCES[op](cupy.asnumpy(x[rows]), -1)
         own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(x), op, y_aligned=api.rows_aligned(y))
         fns, notes = {"copy": bench.copy_call(x.nbytes)}, {}
-        tx = torch.as_tensor(x, device="cuda")
+        tx = torch.from_dlpack(x)  # DLPack carries bfloat16, which __cuda_array_interface__ cannot
         fns["torch"] = (lambda tx=tx: torch.softmax(tx, -1)) if op == registry.SOFTMAX else (
             lambda tx=tx: torch.log_softmax(tx, -1))
         candidates = [(kernels[(dtype, (g, k, o), op)],
