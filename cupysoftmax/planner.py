@@ -405,6 +405,15 @@ SPLIT_SHARED_FROM_CHUNKS = 65535
 # K = 4 block needs 1024 threads (one an SM): 128 x 262144 float32 64% -> 58%;
 # and with 8 rows or fewer: 8 x 128256 59% -> 52%.
 BACKWARD_ITEMS = 4
+# The gradients' rows one block holds (no clusters: SPLIT_CLUSTER_MIN_CHUNKS): K by the row's chunks, in place
+# of SPLIT_ITEMS (its first two steps, measured on the gradient too, kept), K = 4 up to blocks of 768 threads.
+# H200, 2026-12-02 (scripts/sweep_backward.py at 01c1624, docs/perf/sweep-backward-one-block-s56-h200.txt), us,
+# softmax_backward / log_softmax_backward, K = 8 -> K = 4 (its threads): float32 4096 x 4096 (1024 chunks)
+# 47.2 / 47.4 -> 46.7 / 46.5 (256), 4096 x 8192 94.4 / 94.4 -> 93.1 / 93.2 (512), 4096 x 12288 141.2 / 141.2 ->
+# 140.0 / 139.8 (768); bfloat16 4096 x 8192 48.1 / 48.6 -> 46.9 / 47.1; float16 4096 x 16384 95.8 / 97.1 ->
+# 93.3 / 93.6. Past 3072 chunks K = 8: float32 4096 x 16384 (4096 chunks) 186.9 both -> 186.3 / 186.9 on 1024
+# threads, a tie.
+BACKWARD_ONE_BLOCK_ITEMS = ((256, 2), (3072, 4), (INF, 8))
 BACKWARD_BLOCKS_PER_SM = 3
 BACKWARD_MIN_BLOCKS_PER_SM = 2
 # The gradients keep the threads T of the layout that holds the row (whole
@@ -1194,8 +1203,9 @@ class Planner:
         None for the gradients), the row's threads, the cluster sizes that may serve (1 alone where C may
         not pass 1), and the fold.
 
-        The launch for as many rows as SMs: the smallest C that holds the row (K from SPLIT_ITEMS; one block
-        with a shared-memory part before any cluster); the gradients, on rows that take clusters,
+        The launch for as many rows as SMs: the smallest C that holds the row (K from SPLIT_ITEMS, the
+        gradients' rows below clusters BACKWARD_ONE_BLOCK_ITEMS; one block with a shared-memory part before any
+        cluster); the gradients, on rows that take clusters,
         BACKWARD_ITEMS chunks a thread in the smallest C with BACKWARD_BLOCKS_PER_SM blocks resident (else
         BACKWARD_MIN_BLOCKS_PER_SM), else the same rule. Where clusters may serve fewer rows, T is rounded
         up to whole warps in a block of the largest cluster, so that every C cuts it, unless the layout's own
@@ -1208,8 +1218,12 @@ class Planner:
         clusters = has_clusters and chunks > SPLIT_CLUSTER_MIN_CHUNKS
         sizes = sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] == 1 or (clusters and knobs[-1] > 1)})
 
+        # K: SPLIT_ITEMS by a block's chunks, or for the gradients' rows one block holds BACKWARD_ONE_BLOCK_ITEMS
+        items = lookup(BACKWARD_ONE_BLOCK_ITEMS, chunks) if op in registry.BACKWARD and not clusters else None
+
         def holding(sizes):  # the smallest C first
-            return [launch for c in sizes if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op))]
+            return [launch for c in sizes
+                    if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op, items))]
 
         layouts = []
         if op in registry.BACKWARD and clusters:

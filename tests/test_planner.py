@@ -185,13 +185,19 @@ def test_every_variant_auto_can_pick_computes_both_forward_ops():
         assert {registry.SOFTMAX, registry.LOG_SOFTMAX} <= set(registry.VARIANTS[name].ops), name
 
 
+# the gradients' rows below clusters: K from BACKWARD_ONE_BLOCK_ITEMS (4 up to 3072 chunks, then 8), no
+# shared-memory part
 @pytest.mark.parametrize("op", registry.BACKWARD)
-@pytest.mark.parametrize("m, n, variant, knobs", [(4096, 100, "warp_rows", (16, 2, 0)), (4096, 4096, "split_row", (8, 1, 1)),
-                                                  (8, 16384, "split_row", (8, 1, 1))],
-                         ids=["short_rows_warp_rows", "long_rows_split_row_block", "few_rows_below_clusters_split_row_block"])
-def test_gradients_get_the_forward_rules_without_shared_memory(h100, op, m, n, variant, knobs):
+@pytest.mark.parametrize("m, n, variant, knobs, block", [
+    (4096, 100, "warp_rows", (16, 2, 0), 256),
+    (4096, 4096, "split_row", (4, 1, 1), 256),  # 1024 chunks: K = 4 where the forward takes 8 (SPLIT_ITEMS)
+    (4096, 12288, "split_row", (4, 1, 1), 768),  # 3072 chunks, the most K = 4 takes
+    (8, 16384, "split_row", (8, 1, 1), 512)],  # 4096 chunks: K = 8, the same for any number of rows
+    ids=["short_rows_warp_rows", "rows_of_1024_chunks_split_row_block_k4", "rows_of_3072_chunks_split_row_block_k4",
+         "few_rows_below_clusters_split_row_block_k8"])
+def test_gradients_rows_one_block_holds_without_shared_memory(h100, op, m, n, variant, knobs, block):
     launch = h100.plan("auto", m, n, F32, split_facts, op=op)
-    assert (launch.variant, launch.knobs, launch.smem, launch.args) == (variant, knobs, 0, ())
+    assert (launch.variant, launch.knobs, launch.block, launch.smem, launch.args) == (variant, knobs, block, 0, ())
 
 
 @pytest.mark.parametrize("op", registry.BACKWARD)
