@@ -6,6 +6,7 @@
 #   STEPS="tests forward"                               bash docs/perf/prepared-s55/run.sh
 #   STEPS="log_softmax backward log_softmax_backward axis" bash docs/perf/prepared-s55/run.sh
 #   STEPS="where probes"                                bash docs/perf/prepared-s55/run.sh
+# and (session 56) STEPS="options": warp_rows' and split_row's kernels with options on rows where auto parts them
 # and on the branch grid-gradient, before them (about 4 minutes: its tests, then the timings):
 #   STEPS="grid"                                        bash docs/perf/prepared-s55/run.sh
 set -uo pipefail
@@ -44,6 +45,15 @@ W="262144x32xfloat32 262144x64xfloat32 262144x100xfloat32 4096x256xfloat32 16384
         python3 scripts/probe_strided_layouts.py 4096:256:bfloat16:log_softmax 4096:256:float32:log_softmax \
           4096:256:float32:softmax > $res/strided-layouts.txt 2>&1
         echo "strided layouts: rc $?"; tail -20 $res/strided-layouts.txt ;;
+      options)  # session 56: calls with options on float32 rows of 129-256 chunks stay on split_row where the plain
+        # call takes warp_rows (32, 8); scale= costs 1.0 us at 4096 x 1024 float32, and 1.5 us at 64 x 50257 float16
+        # (its fold's twin). warp_rows' options kernels beside split_row's, scale= alone, then where=
+        python3 scripts/probe_where_launches.py --scale 0.5 --json $res/options-scale.json 4096x1024xfloat32 \
+          4096x768xfloat32 65536x1024xfloat32 64x50257xfloat16 64x8192xfloat32 > $res/options-scale.txt 2>&1
+        echo "options scale: rc $?"; cat $res/options-scale.txt
+        python3 scripts/probe_where_launches.py --json $res/options-where.json 4096x1024xfloat32 4096x768xfloat32 \
+          65536x1024xfloat32 > $res/options-where.txt 2>&1
+        echo "options where: rc $?"; cat $res/options-where.txt ;;
       grid)  # branch grid-gradient: its GPU tests, then the gradients of rows no cluster holds on the grid (auto)
         # against two_pass by name, and against torch and torch.compile
         python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 8 tests/test_gpu_gradients.py \
