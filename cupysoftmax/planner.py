@@ -319,17 +319,21 @@ SPLIT_GRID_ROW_THREADS = (8192, 16384, 32768, 65536)
 # G = 1 holds keep it: 1048576, 64 rows, T = 32768 with G = 4 holds 3 rows at
 # once against G = 1's 4 (59% against 77%).
 SPLIT_GRID_GROUPS = (1, 4)
-# The gradients of rows no cluster holds, on the grid: K chunks a thread in registers only (no shared-memory
-# part), for each K the T above that holds the row, picked as above (none where the GPU cannot hold a row's
-# blocks at once: two_pass). log_softmax's gradient alone, which holds dy alone while it sums
-# (kernels/split_row.cu), and at K = 8 only its G = 1 kernel is built (variants.SPLIT_GRID_BACKWARD): T <= 32768,
-# float32 rows up to 1048576 elements, half precision up to 2097152. H200, 2026-12-02, ccb40a0 (cupysoftmax time
-# --variant auto,two_pass, docs/perf/grid-gradient-s56-h200.txt), float32, us, two_pass -> grid:
-# log_softmax_backward on (8, 1, 0) 64 x 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x 1048576 88.0 -> 61.8,
-# 40 x 600000 125.7 -> 95.5; on (8, 4, 0), 8 x 2097152, 66.9 -> 69.6 (lost). softmax_backward (y and dy held: 96
-# registers at K = 8, so (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576 326.7 -> 330.0, 16 x 1048576 85.5
-# -> 84.0, 8 x 2097152 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
-SPLIT_GRID_BACKWARD_ITEMS = (8,)
+# The gradients of rows no cluster holds, on the grid: SPLIT_GRID_BACKWARD_ITEMS chunks a thread in registers
+# only (no shared-memory part), on the least T above that holds the row, where that T is one of
+# SPLIT_GRID_BACKWARD_ROW_THREADS (and the GPU holds a row's blocks at once); else two_pass. log_softmax's
+# gradient alone, which holds dy alone while it sums (kernels/split_row.cu); only its G = 1 kernel is built
+# (variants.SPLIT_GRID_BACKWARD). T = 32768, the T measured: rows of 131073-262144 chunks (float32 524289-1048576
+# elements, half precision to 2097152). Shorter rows past a cluster (from 81921 chunks on sm_90, where the
+# gradients' K = 8 cluster kernels take 96 registers, so blocks of 640 threads) would take T = 16384: not
+# measured, so two_pass keeps them. H200, 2026-12-02, ccb40a0 (cupysoftmax time --variant auto,two_pass,
+# docs/perf/grid-gradient-s56-h200.txt), float32, us, two_pass -> grid: log_softmax_backward on (8, 1, 0) 64 x
+# 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x 1048576 88.0 -> 61.8, 40 x 600000 125.7 -> 95.5; on (8, 4,
+# 0), T = 65536, 8 x 2097152, 66.9 -> 69.6 (lost). softmax_backward (y and dy held: 96 registers at K = 8, so
+# (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576 326.7 -> 330.0, 16 x 1048576 85.5 -> 84.0, 8 x 2097152
+# 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
+SPLIT_GRID_BACKWARD_ITEMS = 8
+SPLIT_GRID_BACKWARD_ROW_THREADS = (32768,)
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
 # past K in shared memory, where that holds more rows at once. Layouts with no
@@ -1127,20 +1131,25 @@ class Planner:
     def _row_past_clusters(self, v, m, chunks, pair, facts, op) -> Launch | None:
         """split_row on the grid for a row no cluster holds (SPLIT_GRID_ROW_THREADS), or None. The gradient
         built there (log_softmax's) holds its chunks in registers alone (no shared-memory part),
-        SPLIT_GRID_BACKWARD_ITEMS a thread."""
+        SPLIT_GRID_BACKWARD_ITEMS a thread, on SPLIT_GRID_BACKWARD_ROW_THREADS."""
         if dtypes.accumulator(pair).itemsize != 4:
             return None
-        backward = op in registry.BACKWARD
-        items = SPLIT_GRID_BACKWARD_ITEMS if backward else (lookup(SPLIT_ITEMS, chunks),)
-        extra = {(k, threads): max(0, _ceil_div(chunks, threads) - k) for k in items for threads in SPLIT_GRID_ROW_THREADS}
-        at_once = {(k, threads, g): cut[3] for k in items for threads in SPLIT_GRID_ROW_THREADS for g in SPLIT_GRID_GROUPS
-                   if not (backward and extra[k, threads])
-                   and (cut := self._grid_cut(v, (k, g, 0), threads, extra[k, threads], facts, op))}
+        if op in registry.BACKWARD:  # the least T that holds the row in registers, where it is one measured
+            k = SPLIT_GRID_BACKWARD_ITEMS
+            least = next((t for t in SPLIT_GRID_ROW_THREADS if t * k >= chunks), None)
+            if least not in SPLIT_GRID_BACKWARD_ROW_THREADS:
+                return None
+            extra = {least: 0}
+        else:
+            k = lookup(SPLIT_ITEMS, chunks)
+            extra = {threads: max(0, _ceil_div(chunks, threads) - k) for threads in SPLIT_GRID_ROW_THREADS}
+        at_once = {(threads, g): cut[3] for threads in extra for g in SPLIT_GRID_GROUPS
+                   if (cut := self._grid_cut(v, (k, g, 0), threads, extra[threads], facts, op))}
         if not at_once:
             return None
         # the most rows at once, then the larger T, then the smaller G
-        k, threads, g = max(at_once, key=lambda ktg: (at_once[ktg], ktg[1], -ktg[2]))
-        return self._on_grid(v, m, (k, g, 0), threads, extra[k, threads], pair, facts, op)
+        threads, g = max(at_once, key=lambda tg: (at_once[tg], tg[0], -tg[1]))
+        return self._on_grid(v, m, (k, g, 0), threads, extra[threads], pair, facts, op)
 
     def _grid_cut(self, v, knobs, threads, extra, facts, op) -> tuple | None:
         """(blockDim.x, blocks a row, shared bytes, rows the GPU holds at once) of a row of `threads` logical
@@ -1221,9 +1230,10 @@ class Planner:
         # K: SPLIT_ITEMS by a block's chunks, or for the gradients' rows one block holds BACKWARD_ONE_BLOCK_ITEMS
         items = lookup(BACKWARD_ONE_BLOCK_ITEMS, chunks) if op in registry.BACKWARD and not clusters else None
 
-        def holding(sizes):  # the smallest C first
+        def holding(sizes):  # the smallest C first (clusters by SPLIT_ITEMS on a block's chunks)
             return [launch for c in sizes
-                    if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op, items))]
+                    if (launch := self._cluster_block(v, 1, _ceil_div(chunks, c), c, facts, op,
+                                                      items if c == 1 else None))]
 
         layouts = []
         if op in registry.BACKWARD and clusters:
@@ -1231,7 +1241,8 @@ class Planner:
         layouts = layouts or holding(sizes)
         if not layouts and has_clusters:
             # Shorter rows one block cannot hold: the gradients keep y and dy in
-            # registers (a half-precision row of 3329 chunks at 151 registers a thread)
+            # registers, so a block of a kernel of many registers may not hold
+            # every row below SPLIT_CLUSTER_MIN_CHUNKS
             clusters, sizes = True, sorted({knobs[-1] for knobs in v.knob_sets(op) if knobs[-1] >= 1})
             layouts = holding(sizes)
         if not layouts:

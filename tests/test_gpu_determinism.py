@@ -19,7 +19,7 @@ of 100003, 128256 and 262144 go on the grid (C = -1, or 0 with the options) for 
 the whole one (where the clusters of their smaller batches write from the row's (max, sum), as the
 grid does); rows past a
 cluster (float32 1048573 and 4194307) take the grid for any number of rows, log_softmax's gradient too where
-the grid holds dy in registers (1048573), else two_pass (4194307), softmax's gradient two_pass.
+the grid's T = 32768 holds dy in registers (1048573), else two_pass (4194307), softmax's gradient two_pass.
 """
 from __future__ import annotations
 

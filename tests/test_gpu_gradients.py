@@ -193,9 +193,11 @@ def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
 
 
 # (id naming the path, M, N, dtype, layout, variant asked, variant log_softmax's gradient takes): rows no cluster
-# holds. log_softmax's gradient takes split_row's grid (C = 0) up to 32768 threads x 8 chunks of dy in registers
-# (1048576 float32, 2097152 half precision, on a 16-byte boundary), more rows than it holds at once in rounds; two_pass past that, and by name (a group of rows at a time, each reread from L2). softmax's gradient
-# takes two_pass (its grid kernel tied or lost there: planner.SPLIT_GRID_BACKWARD_ITEMS).
+# holds. log_softmax's gradient takes split_row's grid (C = 0) on 32768 threads x 8 chunks of dy in registers,
+# for rows of 131073-262144 chunks (float32 to 1048576, half precision to 2097152, on a 16-byte boundary), more rows
+# than it holds at once in rounds; two_pass past that and below it (planner.SPLIT_GRID_BACKWARD_ROW_THREADS), and by
+# name (a group of rows at a time, each reread from L2). softmax's gradient takes two_pass (its grid kernel tied or
+# lost there: planner.SPLIT_GRID_BACKWARD_ITEMS).
 PAST_A_CLUSTER = [
     ("grid_rows_in_rounds", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
     ("grid_float32_views", 4, 700_001, dtypes.FLOAT32, "offset_views", "auto", "split_row"),
@@ -204,6 +206,7 @@ PAST_A_CLUSTER = [
     ("grid_float16_dx_misaligned", 3, 2_000_001, dtypes.FLOAT16, "dx_misaligned_against_y", "auto", "split_row"),
     ("grid_largest_row_it_holds", 2, 1_048_576, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
     ("two_pass_one_chunk_past_the_grid", 2, 1_048_580, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
+    ("two_pass_past_a_cluster_below_the_grid", 9, 400_003, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
     ("two_pass_few_huge_rows_one_a_group", 3, 2**22 + 3, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
     ("two_pass_groups_of_rows", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "two_pass", "two_pass"),
     ("two_pass_groups_of_bfloat16_views", 40, 1_000_003, dtypes.BFLOAT16, "offset_views", "two_pass", "two_pass"),
@@ -223,8 +226,6 @@ def test_rows_longer_than_a_cluster_holds(rng, op, m, n, dtype, layout, variant,
     assert launch.variant == planned
     if planned == "split_row":  # C = 0, and rounds of rows where the rows outnumber those the GPU holds at once
         assert launch.knobs[-1] == 0 and (m <= 6 or launch.grid // launch.unit < m)
-    elif n > 2**22:  # 16 MB rows: one a group
-        assert int(launch.args[1]) == 1
     elif m == 40:  # several groups
         assert int(launch.args[1]) < m
     assert gradients.GRADIENTS[op](y, dy, out=dx, variant=variant) is dx

@@ -746,8 +746,8 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
                          ids=["64MB_rows_past_the_grid", "gradients_of_16MB_rows", "float64_4MB_rows"])
 def test_split_row_refuses_rows_past_a_cluster_of_16_in_registers(h100, m, n, pair, op):
     # the grid holds rows past a cluster for forward ops of float-accumulating types, up to 65536 x 36 chunks
-    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit), and the
-    # gradients' up to 65536 x 8 chunks (registers only)
+    # (8 in registers and 28 in 224 KB blocks of 512 threads; a chunk more passes the opt-in limit), and
+    # log_softmax's gradient's up to 32768 x 8 chunks (registers only; softmax's gradient has no grid kernel)
     with pytest.raises(UnsuitableVariant, match="does not fit in a cluster of 16 blocks.*variants that can: .*two_pass"):
         h100.plan("split_row", m, n, pair, split_facts, op=op)
 
@@ -782,23 +782,25 @@ def test_split_row_holds_rows_past_a_cluster_on_the_grid(h100, m, n, pair, op, a
 
 
 def log_gradient_facts_f32(name, knobs):
-    """split_row's log_softmax_backward registers on sm_90 on the grid (float32): K = 4 40, K = 8 64 (its bound)."""
-    regs = {2: 40, 4: 40, 8: 64}[knobs[0]] if name == "split_row" else 64
+    """split_row's log_softmax_backward registers on sm_90 (float32): K = 4 40, K = 8 96 (blocks of 640 threads),
+    on the grid (C = 0) K = 8 64 (its bound)."""
+    regs = (64 if knobs[-1] == 0 else {2: 40, 4: 40, 8: 96}[knobs[0]]) if name == "split_row" else 64
     return KernelFacts(num_regs=regs, static_smem=512, local_bytes=0, max_threads=max_threads(regs))
 
 
-# log_softmax's gradient of rows no cluster holds: 8 chunks of dy a thread in registers (planner.SPLIT_GRID_BACKWARD_ITEMS,
-# its y read as it writes) on T = 8192 to 32768 threads (G = 1: a warp of 1024-thread blocks for each of 32 groups),
-# the most rows at once, then the larger T; registers as sm_90 builds it (64 at K = 8, under its bound)
+# log_softmax's gradient of rows no cluster holds: 8 chunks of dy a thread in registers
+# (planner.SPLIT_GRID_BACKWARD_ITEMS, its y read as it writes) on T = 32768 (SPLIT_GRID_BACKWARD_ROW_THREADS: G = 1,
+# a warp of 1024-thread blocks for each of 32 groups), where that is the least T that holds the row: 131073-262144
+# chunks; registers as sm_90 builds it (64 at K = 8, under its bound)
 @pytest.mark.parametrize(
     "m, n, blocks",
-    # 262144 chunks, the most G = 1 holds: T = 32768 in 32 blocks of 1024 (one an SM), 4 rows at once
+    # 262144 chunks, the most it holds: 32 blocks of 1024 (one an SM), 4 rows at once
     [(64, 1048576, 32),
-     # 150000 chunks: T = 32768 still the least that holds them in 8 chunks a thread
+     # 150000 chunks
      (40, 600000, 32),
-     # one chunk past what a cluster holds (16 blocks of 1024 threads, 8 chunks each: 131072): T = 32768
+     # one chunk past what T = 16384 holds (131072)
      (8, 524292, 32)],
-    ids=["log_n1048576_k8_largest_tree_it_holds", "log_n600000_smallest_tree_that_holds", "log_just_past_a_cluster"])
+    ids=["log_n1048576_k8_largest_row_it_holds", "log_n600000_rows_in_rounds", "log_one_chunk_past_t16384"])
 def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n, blocks):
     op = registry.LOG_SOFTMAX_BACKWARD
     launch = h100.plan("split_row", m, n, F32, log_gradient_facts_f32, op=op)
@@ -812,14 +814,18 @@ def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n
     assert h100.plan("auto", m, n, F32, log_gradient_facts_f32, op=op) == launch
 
 
-# rows past what log_softmax's gradient holds on the grid (262144 chunks), and softmax's gradient past a cluster
-# (no grid kernel: it tied or lost against two_pass), stay on two_pass
+# rows past what log_softmax's gradient holds on the grid (262144 chunks), rows past a cluster that T = 16384 would
+# take (81921-131072 chunks: not measured), and softmax's gradient past a cluster (no grid kernel: it tied or lost
+# against two_pass) stay on two_pass
 @pytest.mark.parametrize("op, facts, n", [
     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 1048580),
     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 2097152),
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 400000),
+    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 524288),
     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 600000),
     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 1048576)],
-    ids=["log_one_chunk_past_the_grid", "log_n2097152", "n600000_no_grid_kernel", "n1048576_no_grid_kernel"])
+    ids=["log_one_chunk_past_the_grid", "log_n2097152", "log_n400000_t16384_unmeasured",
+         "log_n524288_t16384_unmeasured", "n600000_no_grid_kernel", "n1048576_no_grid_kernel"])
 def test_gradient_rows_past_what_the_grid_holds_go_to_two_pass(h100, op, facts, n):
     facts = globals()[facts]
     assert h100.plan("auto", 8, n, F32, facts, op=op).variant == "two_pass"
