@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Prepared in session 55 (no device time was left to it): the next session's device calls, each a list of steps
 # run at $COMMIT, results packed into $OUT/s55-<first step>.tgz (a call returns at most 8 files). Seconds warm:
-#   tests 165, forward ~140, log_softmax 137, backward 90, log_softmax_backward 86, axis 30, where ~120, probes ~200.
+#   tests 165, forward ~140, log_softmax 137, backward 90, log_softmax_backward 86, axis 30, where ~120, probes ~200
+#   (session 56 on the H200: tests 141-167, forward 122, log_softmax 121, backward 70-85, log_softmax_backward
+#   73-82, axis 26, where 10, grid 118, probes 20; a fresh machine's start, about 120, counts too).
 # Three calls under the 10-minute limit:
 #   STEPS="tests forward"                               bash docs/perf/prepared-s55/run.sh
 #   STEPS="log_softmax backward log_softmax_backward axis" bash docs/perf/prepared-s55/run.sh
 #   STEPS="where probes"                                bash docs/perf/prepared-s55/run.sh
-# and (session 56) STEPS="options": warp_rows' and split_row's kernels with options on rows where auto parts them
-# and on the branch grid-gradient, before them (about 4 minutes: its tests, then the timings):
+# and the grid gradient's (run first on its branch, merged in session 56; about 2 minutes warm: its tests, then the
+# timings):
 #   STEPS="grid"                                        bash docs/perf/prepared-s55/run.sh
+# and (session 56, about a minute) STEPS="options": warp_rows' and split_row's kernels with options on rows where
+# auto parts them
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 steps=${STEPS:?STEPS names the steps}
