@@ -11,8 +11,8 @@
 # and the grid gradient's (run first on its branch, merged in session 56; about 2 minutes warm: its tests, then the
 # timings):
 #   STEPS="grid"                                        bash docs/perf/prepared-s55/run.sh
-# and (session 56, about a minute) STEPS="options": warp_rows' and split_row's kernels with options on rows where
-# auto parts them
+# and (session 56, about a minute each) STEPS="options trees": warp_rows' and split_row's kernels with options on
+# rows where auto parts them; log_softmax's gradient on the grid's T = 16384, which auto does not plan
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 steps=${STEPS:?STEPS names the steps}
@@ -58,6 +58,10 @@ W="262144x32xfloat32 262144x64xfloat32 262144x100xfloat32 4096x256xfloat32 16384
         python3 scripts/probe_where_launches.py --json $res/options-where.json 4096x1024xfloat32 4096x768xfloat32 \
           65536x1024xfloat32 > $res/options-where.txt 2>&1
         echo "options where: rc $?"; cat $res/options-where.txt ;;
+      trees)  # session 56: log_softmax's gradient on the grid at T = 16384 (rows of 81921-131072 chunks, two_pass
+        # since 5080f26) and 32768, beside auto and two_pass
+        python3 scripts/probe_grid_gradient_trees.py > $res/grid-trees.txt 2>&1
+        echo "grid trees: rc $?"; cat $res/grid-trees.txt ;;
       grid)  # branch grid-gradient: its GPU tests, then the gradients of rows no cluster holds on the grid (auto)
         # against two_pass by name, and against torch and torch.compile
         python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 8 tests/test_gpu_gradients.py \
