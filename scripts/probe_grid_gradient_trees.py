@@ -1,7 +1,7 @@
 """log_softmax's gradient of rows no cluster holds: split_row's grid kernel (8, 1, 0) on each T of
 planner.SPLIT_GRID_ROW_THREADS that holds the row in registers (the planner's own _on_grid), beside auto's launch
-and two_pass by name. Each is first checked against the float64 reference on a poisoned dx, then timed interleaved
-with a copy of the gradient's 3 M N bytes. The evidence planner.SPLIT_GRID_BACKWARD_ROW_THREADS asks for: T = 16384
+and two_pass by name. Each is first checked against the float64 reference on a poisoned dx (sweep_backward.Case),
+then timed interleaved with a copy of the gradient's 3 M N bytes. The evidence planner.SPLIT_GRID_BACKWARD_ROW_THREADS asks for: T = 16384
 serves rows of 81921-131072 chunks, which auto gives to two_pass until it is measured.
 
     PYTHONPATH=$PWD python3 scripts/probe_grid_gradient_trees.py [M N dtype]...
@@ -9,10 +9,10 @@ serves rows of 81921-131072 chunks, which auto gives to two_pass until it is mea
 import sys
 
 import cupy
-import numpy
 
-from cupysoftmax import api, bench, dtypes, planner, reference
+from cupysoftmax import api, bench, dtypes, planner
 from cupysoftmax import variants as registry
+from sweep_backward import Case  # scripts/, this file's folder: fresh y and dy, the reference, the check
 
 OP = registry.LOG_SOFTMAX_BACKWARD
 # rows T = 16384 would serve (float32 about 327681-524288 elements; bfloat16 twice that), then T = 32768's
@@ -28,14 +28,8 @@ def main(shapes):
     for m, n, name in shapes:
         dtype = dtypes.parse(name)
         pair = (dtype, dtype)
-        y = api.log_softmax(bench.random_input(m, n, dtype), axis=-1)
-        dy = bench.random_input(m, n, dtype)
-        dx = cupy.empty_like(y)
-        aligned = api.rows_aligned(y)
-        rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 8)).astype(int))
-        y_host, dy_host = cupy.asnumpy(y[rows]), cupy.asnumpy(dy[rows])
-        want = reference.log_softmax_backward(y_host, dy_host, -1)
-        scale = reference.gradient_scale(y_host, dy_host, OP)
+        case = Case(m, n, dtype, OP)
+        aligned = api.rows_aligned(case.y)
         chunks = p._chunks(n, pair, aligned)
         launches = {label: api.plan(dev, label, m, n, pair, aligned, OP) for label in ("auto", "two_pass")}
         facts = api._facts(dev, pair, OP)
@@ -46,20 +40,16 @@ def main(shapes):
         print(f"{m} x {n} {name} {OP}: {chunks} chunks a row", flush=True)
         fns = {"copy": bench.copy_call(3 * m * n * dtype.itemsize // 2)}
         for label, (kernel, launch) in launches.items():
-            args = (y, dy, dx, m, n, n, n, n, *launch.args)
-            dx.fill(numpy.nan)
-            api.run(kernel, launch, args)
-            cupy.cuda.Device().synchronize()
-            err = reference.error_ratio(cupy.asnumpy(dx[rows]), want, dtype, OP, scale)
+            err = case.check(kernel, launch)
             at_once = f", {launch.grid // launch.unit} rows at once" if launch.unit > 1 else ""
             print(f"   {label:<12} {launch.variant} {launch.knobs} block {launch.block} grid {launch.grid}{at_once}: "
                   f"err {err:.2f}{'' if err <= 1 else ' WRONG, not timed'}", flush=True)
             if err <= 1:
-                fns[label] = lambda kernel=kernel, launch=launch, args=args: api.run(kernel, launch, args)
+                fns[label] = case.call(kernel, launch)
         times = bench.interleaved_ms(fns, repeat=30, rounds=3)
         for label, ms in times.items():
             print(f"   {label:<12} {ms * 1e3:>9.1f} us {100 * times['copy'] / ms:>5.0f}% of copy", flush=True)
-        del y, dy, dx
+        case.close()
         cupy.get_default_memory_pool().free_all_blocks()
 
 

@@ -42,14 +42,21 @@ class Case:
         """Drop the arrays (each_case does, once the caller asks for the next shape)."""
         self.y = self.dy = self.dx = None
 
-    def run(self, kernel, launch):
-        """(error ratio on the sample rows, median ms) of one launch on contiguous rows; dx poisoned first."""
-        args = (self.y, self.dy, self.dx, self.m, self.n, self.n, self.n, self.n)
+    def call(self, kernel, launch):
+        """A function that runs one launch on the contiguous rows (its own arguments after the rows': the grid's)."""
+        args = (self.y, self.dy, self.dx, self.m, self.n, self.n, self.n, self.n, *launch.args)
+        return lambda: api.run(kernel, launch, args)
+
+    def check(self, kernel, launch) -> float:
+        """The error ratio on the sample rows of one launch, dx poisoned first."""
         self.dx.fill(numpy.nan)
-        api.run(kernel, launch, args)
+        self.call(kernel, launch)()
         cupy.cuda.Device().synchronize()
-        err = reference.error_ratio(cupy.asnumpy(self.dx[self.rows]), self.expected, self.dtype, self.op, self.scale)
-        return err, bench.median_ms(lambda: api.run(kernel, launch, args), repeat=20)
+        return reference.error_ratio(cupy.asnumpy(self.dx[self.rows]), self.expected, self.dtype, self.op, self.scale)
+
+    def run(self, kernel, launch):
+        """(error ratio on the sample rows, median ms) of one launch."""
+        return self.check(kernel, launch), bench.median_ms(self.call(kernel, launch), repeat=20)
 
 
 def each_case(shapes, op):
