@@ -323,17 +323,23 @@ SPLIT_GRID_GROUPS = (1, 4)
 # only (no shared-memory part), on the least T above that holds the row, where that T is one of
 # SPLIT_GRID_BACKWARD_ROW_THREADS (and the GPU holds a row's blocks at once); else two_pass. log_softmax's
 # gradient alone, which holds dy alone while it sums (kernels/split_row.cu); only its G = 1 kernel is built
-# (variants.SPLIT_GRID_BACKWARD). T = 32768, the T measured: rows of 131073-262144 chunks (float32 524289-1048576
-# elements, half precision to 2097152). Shorter rows past a cluster (from 81921 chunks on sm_90, where the
-# gradients' K = 8 cluster kernels take 96 registers, so blocks of 640 threads) would take T = 16384: not
-# measured, so two_pass keeps them. H200, 2026-12-02, ccb40a0 (cupysoftmax time --variant auto,two_pass,
-# docs/perf/grid-gradient-s56-h200.txt), float32, us, two_pass -> grid: log_softmax_backward on (8, 1, 0) 64 x
-# 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x 1048576 88.0 -> 61.8, 40 x 600000 125.7 -> 95.5; on (8, 4,
-# 0), T = 65536, 8 x 2097152, 66.9 -> 69.6 (lost). softmax_backward (y and dy held: 96 registers at K = 8, so
-# (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576 326.7 -> 330.0, 16 x 1048576 85.5 -> 84.0, 8 x 2097152
-# 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
+# (variants.SPLIT_GRID_BACKWARD). T = 16384 takes rows of 81921-131072 chunks (sm_90: past a gradient cluster, whose
+# K = 8 kernels take 96 registers, so blocks of 640 threads; float32 327681-524288 elements, half precision twice
+# that), T = 32768 rows of 131073-262144 chunks (float32 to 1048576 elements, half precision to 2097152). H200,
+# 2026-12-02, ccb40a0 (cupysoftmax time --variant auto,two_pass, docs/perf/grid-gradient-s56-h200.txt), float32,
+# us, two_pass -> grid: log_softmax_backward on (8, 1, 0) 64 x 1048576 324.9 -> 231.7 (58% -> 81% of copy), 16 x
+# 1048576 88.0 -> 61.8, 40 x 600000 125.7 -> 95.5; on (8, 4, 0), T = 65536, 8 x 2097152, 66.9 -> 69.6 (lost).
+# softmax_backward (y and dy held: 96 registers at K = 8, so (4, 4, 0) and (8, 4, 0)) tied or lost: 64 x 1048576
+# 326.7 -> 330.0, 16 x 1048576 85.5 -> 84.0, 8 x 2097152 87.4 -> 86.1, 40 x 600000 118.5 -> 153.2.
+# T = 16384, H200, 2026-12-02, 03e7a2d (scripts/probe_grid_gradient_trees.py, docs/perf/grid-gradient-trees-s57-h200.txt),
+# us, two_pass -> T = 16384 (8 rows at once): float32 N = 400000, by rows: 1 18.9 -> 10.3, 4 19.2 -> 11.9, 8 19.1
+# -> 15.1, 9 19.6 -> 21.1 (lost: two rounds), 12 22.3 -> 22.8, 16 26.2 -> 26.1, 24 48.4 -> 37.5, 32 58.9 -> 49.1,
+# 64 131.5 -> 93.8; 64 x 520000 172.4 -> 115.8; 16 x 340000 24.7 -> 23.3; bfloat16 32 x 800000 60.0 -> 49.7. T =
+# 32768 held 1-4 of those rows faster still (1 x 400000 9.2), but T follows the row alone, never the batch (a
+# row's bits would change with it). T = 32768 at 1-8 rows of 1048576: 1 18.4 -> 12.4, 4 20.7 -> 17.6, 8 43.3 ->
+# 31.9, but 5 23.5 -> 25.8 (lost: two rounds).
 SPLIT_GRID_BACKWARD_ITEMS = 8
-SPLIT_GRID_BACKWARD_ROW_THREADS = (32768,)
+SPLIT_GRID_BACKWARD_ROW_THREADS = (16384, 32768)
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
 # past K in shared memory, where that holds more rows at once. Layouts with no
@@ -470,6 +476,12 @@ AUTO_FIRST = (
 # 1023 11.2 / 11.3 against Slots' 11.6 / 11.7 (torch 14.0 / 11.7; split_row not timed there,
 # docs/perf/f32-past-128-chunks-landed-s54-h200.txt). Session 52's "as fast on split_row past 151 chunks" above
 # was on arrays of 512 MiB (many rows), where this table trails split_row by 1%.
+# scale= alone takes it too on float32 rows of whole chunks whose rows start on 16-byte boundaries (warp_rows'
+# (32, 8, 2); (32, 8, 1) where y's rows do not), which split_row had served. H200, 2026-12-02
+# (scripts/probe_where_launches.py --scale 0.5, docs/perf/options-s57-h200.txt), us, plain softmax / scale= on
+# (32, 8, 2) / on split_row's (2, 1, 1): 4096 x 1024 10.5 / 10.7 / 11.7, 4096 x 768 8.9 / 9.1 / 10.2, 65536 x
+# 1024 127.1 / 127.3 / 126.7; (32, 8, 1) 12.1, 10.5, 129.7. where= keeps split_row: (32, 8, 1) 13.6, 11.9,
+# 144.0 against 13.0, 11.2, 141.7. log_softmax and float64 with scale= not measured (float64 keeps split_row).
 AUTO_FIRST_PLAIN_WIDE = (
     (256, "warp_rows"),
     (INF, "split_row"),
@@ -824,9 +836,13 @@ class Planner:
         `fused`, `masked`, `mask_direct`: as in plan.
         """
         fused = fused or masked
-        plain_wide = (pair[0] == pair[1] and pair[0] in (dtypes.FLOAT32, dtypes.FLOAT64) and op not in registry.BACKWARD
-                      and not fused)
-        first = lookup(AUTO_FIRST_PLAIN_WIDE if plain_wide else AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
+        one_wide_dtype = pair[0] == pair[1] and pair[0] in (dtypes.FLOAT32, dtypes.FLOAT64) and op not in registry.BACKWARD
+        # scale= alone on float32 rows of whole chunks on 16-byte boundaries (AUTO_FIRST_PLAIN_WIDE); x's rows,
+        # not y's, so that y's phase picks a kernel (O = 2 or 1, one order of sums), never the layout
+        scaled_whole = (fused and not masked and pair[0] == dtypes.FLOAT32 and aligned
+                        and n % (16 // pair[0].itemsize) == 0)
+        wide = one_wide_dtype and (not fused or scaled_whole)
+        first = lookup(AUTO_FIRST_PLAIN_WIDE if wide else AUTO_FIRST, _ceil_div(n, 16 // pair[0].itemsize))
         facts = as_launched(facts, fused)
         reasons = []
         for name in (first, *[v for v in AUTO_ORDER if v != first]):

@@ -33,7 +33,7 @@ def test_row_paths_reach_their_launch(path, dtype, aligned):
             reached = {"warp_rows_sub_warp": launch.variant == "warp_rows" and (lanes < 32 or strided),
                        "warp_rows_full_warp": launch.variant == "warp_rows" and (lanes == 32 or strided),
                        # float32 and float64 softmax without options hold rows to 256 chunks in a warp
-                       # (AUTO_FIRST_PLAIN_WIDE; the path's gradients and calls with options keep split_row)
+                       # (AUTO_FIRST_PLAIN_WIDE; the path's gradients and calls with where= keep split_row)
                        "split_row_block": launch.variant == "split_row" and cluster == 1
                        or launch.variant == "warp_rows" and dtype.itemsize >= 4 and n <= 256 * 16 // dtype.itemsize,
                        "split_row_cluster": launch.variant == "split_row" and cluster > 1,

@@ -24,6 +24,9 @@ DTYPES = [dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64]
 SHAPES = [
     ("n33_warp_rows_tail", 5, 33),
     ("n1000_warp_rows_full_warp", 4, 1000),
+    # float32 256 chunks: auto's scale= alone on warp_rows (32, 8) (planner.AUTO_FIRST_PLAIN_WIDE), where= on
+    # split_row's block
+    ("n1024_float32_scale_alone_warp_rows_where_split_row", 7, 1024),
     ("n4097_split_row_block_tail", 3, 4097),
     # where=: half precision 1001 chunks a row, float32 2001, in a block of four a thread (K = 8 without a mask)
     ("n8001_split_row_block_masked_k4", 3, 8001),

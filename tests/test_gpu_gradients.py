@@ -193,10 +193,10 @@ def test_bad_input_raises_before_launch_and_the_next_call_works(rng):
 
 
 # (id naming the path, M, N, dtype, layout, variant asked, variant log_softmax's gradient takes): rows no cluster
-# holds. log_softmax's gradient takes split_row's grid (C = 0) on 32768 threads x 8 chunks of dy in registers,
-# for rows of 131073-262144 chunks (float32 to 1048576, half precision to 2097152, on a 16-byte boundary), more rows
-# than it holds at once in rounds; two_pass past that and below it (planner.SPLIT_GRID_BACKWARD_ROW_THREADS), and by
-# name (a group of rows at a time, each reread from L2). softmax's gradient takes two_pass (its grid kernel tied or
+# holds. log_softmax's gradient takes split_row's grid (C = 0) on 16384 or 32768 threads x 8 chunks of dy in
+# registers, for rows of 81921-262144 chunks (float32 327681-1048576, half precision to 2097152, on a 16-byte
+# boundary; planner.SPLIT_GRID_BACKWARD_ROW_THREADS), more rows than it holds at once in rounds; two_pass past that,
+# and by name (a group of rows at a time, each reread from L2). softmax's gradient takes two_pass (its grid kernel tied or
 # lost there: planner.SPLIT_GRID_BACKWARD_ITEMS).
 PAST_A_CLUSTER = [
     ("grid_rows_in_rounds", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
@@ -206,7 +206,9 @@ PAST_A_CLUSTER = [
     ("grid_float16_dx_misaligned", 3, 2_000_001, dtypes.FLOAT16, "dx_misaligned_against_y", "auto", "split_row"),
     ("grid_largest_row_it_holds", 2, 1_048_576, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
     ("two_pass_one_chunk_past_the_grid", 2, 1_048_580, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
-    ("two_pass_past_a_cluster_below_the_grid", 9, 400_003, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
+    ("grid_t16384_rows_in_rounds", 9, 400_003, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
+    ("grid_t16384_first_row_past_a_cluster", 3, 327_681, dtypes.FLOAT32, "contiguous", "auto", "split_row"),
+    ("grid_t16384_bfloat16_views", 2, 1_000_001, dtypes.BFLOAT16, "offset_views", "auto", "split_row"),
     ("two_pass_few_huge_rows_one_a_group", 3, 2**22 + 3, dtypes.FLOAT32, "contiguous", "auto", "two_pass"),
     ("two_pass_groups_of_rows", 40, 1_000_003, dtypes.FLOAT32, "contiguous", "two_pass", "two_pass"),
     ("two_pass_groups_of_bfloat16_views", 40, 1_000_003, dtypes.BFLOAT16, "offset_views", "two_pass", "two_pass"),

@@ -162,6 +162,22 @@ def test_auto_keeps_wide_rows_past_128_chunks_on_split_row_for_the_gradients_and
     assert h100.plan("auto", 4096, n, (pair[0], dtypes.FLOAT16), fake_facts).variant == "split_row"  # two dtypes
 
 
+@pytest.mark.parametrize("op", [registry.SOFTMAX, registry.LOG_SOFTMAX])
+@pytest.mark.parametrize("n", [516, 1024], ids=["129_chunks", "256_chunks"])
+def test_auto_takes_warp_rows_for_scale_alone_on_float32_rows_of_whole_chunks(h100, op, n):
+    # AUTO_FIRST_PLAIN_WIDE: scale= alone on whole chunks, x's rows on 16-byte boundaries, as the plain call
+    scaled = h100.plan("auto", 4096, n, F32, fake_facts, True, op, fused=True, y_aligned=True)
+    assert (scaled.variant, scaled.knobs) == ("warp_rows", (32, 8, 2))
+    assert scaled.grid == h100.plan("auto", 4096, n, F32, fake_facts, True, op).grid
+    # y's rows off 16-byte boundaries: the same layout on the kernel of any phase (one order of sums)
+    assert h100.plan("auto", 4096, n, F32, fake_facts, True, op, fused=True).knobs == (32, 8, 1)
+    # where=, x's rows off 16-byte boundaries, rows of a part chunk, float64: split_row, as before
+    assert h100.plan("auto", 4096, n, F32, fake_facts, True, op, True, True, True, True).variant == "split_row"
+    assert h100.plan("auto", 4096, n, F32, fake_facts, False, op, fused=True, y_aligned=True).variant == "split_row"
+    assert h100.plan("auto", 4096, n - 1, F32, fake_facts, True, op, fused=True, y_aligned=True).variant == "split_row"
+    assert h100.plan("auto", 4096, n // 2, F64, fake_facts, True, op, fused=True, y_aligned=True).variant == "split_row"
+
+
 def test_blocks_per_sm_follows_each_limit(h100):
     light = KernelFacts(num_regs=16, static_smem=0, local_bytes=0, max_threads=1024)
     assert h100.blocks_per_sm(64, light, 0) == 32  # the block-count limit
@@ -789,43 +805,48 @@ def log_gradient_facts_f32(name, knobs):
 
 
 # log_softmax's gradient of rows no cluster holds: 8 chunks of dy a thread in registers
-# (planner.SPLIT_GRID_BACKWARD_ITEMS, its y read as it writes) on T = 32768 (SPLIT_GRID_BACKWARD_ROW_THREADS: G = 1,
-# a warp of 1024-thread blocks for each of 32 groups), where that is the least T that holds the row: 131073-262144
-# chunks; registers as sm_90 builds it (64 at K = 8, under its bound)
+# (planner.SPLIT_GRID_BACKWARD_ITEMS, its y read as it writes) on the least T of SPLIT_GRID_BACKWARD_ROW_THREADS
+# that holds the row (G = 1, a warp of blocks for each of 32 groups): T = 16384 (blocks of 512) for 81921-131072
+# chunks, T = 32768 (blocks of 1024) for 131073-262144; registers as sm_90 builds it (64 at K = 8, under its bound)
 @pytest.mark.parametrize(
-    "m, n, blocks",
+    "m, n, block",
     # 262144 chunks, the most it holds: 32 blocks of 1024 (one an SM), 4 rows at once
-    [(64, 1048576, 32),
+    [(64, 1048576, 1024),
      # 150000 chunks
-     (40, 600000, 32),
+     (40, 600000, 1024),
      # one chunk past what T = 16384 holds (131072)
-     (8, 524292, 32)],
-    ids=["log_n1048576_k8_largest_row_it_holds", "log_n600000_rows_in_rounds", "log_one_chunk_past_t16384"])
-def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n, blocks):
+     (8, 524292, 1024),
+     # 131072 chunks, the most T = 16384 holds
+     (8, 524288, 512),
+     # one chunk past what a gradient cluster holds (81920 chunks: 16 blocks of 640 threads x 8 chunks)
+     (9, 327681, 512),
+     # 100000 chunks, one row
+     (1, 400000, 512)],
+    ids=["log_n1048576_k8_largest_row_it_holds", "log_n600000_rows_in_rounds", "log_one_chunk_past_t16384",
+         "log_n524288_largest_row_t16384_holds", "log_one_chunk_past_a_cluster_t16384", "log_n400000_one_row_t16384"])
+def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n, block):
     op = registry.LOG_SOFTMAX_BACKWARD
     launch = h100.plan("split_row", m, n, F32, log_gradient_facts_f32, op=op)
-    threads = blocks * 1024
-    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == ((8, 1, 0), 1024, (blocks,))
+    blocks, threads = 32, 32 * block
+    assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == ((8, 1, 0), block, (blocks,))
     assert launch.smem == 0 and launch.unit == blocks
-    slots = h100.blocks_per_sm(1024, log_gradient_facts_f32("split_row", launch.knobs), 0) * H100.sms // blocks
+    slots = h100.blocks_per_sm(block, log_gradient_facts_f32("split_row", launch.knobs), 0) * H100.sms // blocks
     assert launch.grid == min(m, slots) * blocks
     # a 64-bit tag per block of each row, then a sum per logical warp of each row
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
     assert h100.plan("auto", m, n, F32, log_gradient_facts_f32, op=op) == launch
 
 
-# rows past what log_softmax's gradient holds on the grid (262144 chunks), rows past a cluster that T = 16384 would
-# take (81921-131072 chunks: not measured), and softmax's gradient past a cluster (no grid kernel: it tied or lost
-# against two_pass) stay on two_pass
+# rows past what log_softmax's gradient holds on the grid (262144 chunks), and softmax's gradient past a cluster
+# (no grid kernel: it tied or lost against two_pass) stay on two_pass
 @pytest.mark.parametrize("op, facts, n", [
     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 1048580),
     (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 2097152),
-    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 400000),
-    (registry.LOG_SOFTMAX_BACKWARD, "log_gradient_facts_f32", 524288),
+    (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 400000),
     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 600000),
     (registry.SOFTMAX_BACKWARD, "gradient_facts_f32", 1048576)],
-    ids=["log_one_chunk_past_the_grid", "log_n2097152", "log_n400000_t16384_unmeasured",
-         "log_n524288_t16384_unmeasured", "n600000_no_grid_kernel", "n1048576_no_grid_kernel"])
+    ids=["log_one_chunk_past_the_grid", "log_n2097152", "n400000_no_grid_kernel", "n600000_no_grid_kernel",
+         "n1048576_no_grid_kernel"])
 def test_gradient_rows_past_what_the_grid_holds_go_to_two_pass(h100, op, facts, n):
     facts = globals()[facts]
     assert h100.plan("auto", 8, n, F32, facts, op=op).variant == "two_pass"
