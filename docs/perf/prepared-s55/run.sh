@@ -58,6 +58,10 @@ W="262144x32xfloat32 262144x64xfloat32 262144x100xfloat32 4096x256xfloat32 16384
         python3 scripts/probe_where_launches.py --json $res/options-where.json 4096x1024xfloat32 4096x768xfloat32 \
           65536x1024xfloat32 > $res/options-where.txt 2>&1
         echo "options where: rc $?"; cat $res/options-where.txt ;;
+      scale)  # session 57: scale= alone through auto (warp_rows on float32 whole chunks since 2b10d2f) beside the
+        # plain call and split_row by name, softmax and log_softmax
+        python3 scripts/probe_scale_routes.py > $res/scale-routes.txt 2>&1
+        echo "scale routes: rc $?"; cat $res/scale-routes.txt ;;
       trees)  # session 56: log_softmax's gradient on the grid at T = 16384 (rows of 81921-131072 chunks, two_pass
         # since 5080f26) and 32768, beside auto and two_pass
         python3 scripts/probe_grid_gradient_trees.py > $res/grid-trees.txt 2>&1
