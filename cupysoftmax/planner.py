@@ -481,7 +481,11 @@ AUTO_FIRST = (
 # (scripts/probe_where_launches.py --scale 0.5, docs/perf/options-s57-h200.txt), us, plain softmax / scale= on
 # (32, 8, 2) / on split_row's (2, 1, 1): 4096 x 1024 10.5 / 10.7 / 11.7, 4096 x 768 8.9 / 9.1 / 10.2, 65536 x
 # 1024 127.1 / 127.3 / 126.7; (32, 8, 1) 12.1, 10.5, 129.7. where= keeps split_row: (32, 8, 1) 13.6, 11.9,
-# 144.0 against 13.0, 11.2, 141.7. log_softmax and float64 with scale= not measured (float64 keeps split_row).
+# 144.0 against 13.0, 11.2, 141.7. So a call whose y's rows are off 16-byte boundaries loses 0.3-3.0 us on
+# (32, 8, 1), the price of y's phase never picking the layout. log_softmax through the API at 286bb6b
+# (scripts/probe_scale_routes.py, same file), plain / scale= auto / scale= on split_row: 4096 x 1024 10.5 / 11.0
+# / 11.5, 4096 x 516 7.6 / 8.2 / 8.9, 65536 x 1024 127.4 / 128.2 / 126.6. float64 with scale= not measured: it
+# keeps split_row.
 AUTO_FIRST_PLAIN_WIDE = (
     (256, "warp_rows"),
     (INF, "split_row"),
@@ -829,7 +833,8 @@ class Planner:
 
     def pick(self, m: int, n: int, pair, facts: FactsFn, aligned: bool = True, op: str = registry.SOFTMAX,
              fused: bool = False, y_aligned: bool = False, masked: bool = False, mask_direct: bool = False) -> Launch:
-        """auto: AUTO_FIRST's variant for the row's chunks, else the first of AUTO_ORDER that serves `op`.
+        """auto: AUTO_FIRST's variant for the row's chunks (AUTO_FIRST_PLAIN_WIDE's for the calls it names), else the
+        first of AUTO_ORDER that serves `op`.
 
         online serves every forward shape without fused options; other calls
         raise UnsuitableVariant for rows that no variant taking them serves.

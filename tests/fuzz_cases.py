@@ -31,7 +31,7 @@ DTYPES = (dtypes.FLOAT16, dtypes.BFLOAT16, dtypes.FLOAT32, dtypes.FLOAT64)
 ROW_PATHS = {
     "warp_rows_sub_warp": (1, 31, 300),  # fewer than 32 lanes a row, several rows a warp
     "warp_rows_full_warp": (33, 127, 100),  # 32 lanes a row
-    "split_row_block": (129, 4095, 40),  # one block a row (float32 and float64 softmax without options to 256 chunks: warp_rows)
+    "split_row_block": (129, 4095, 40),  # one block a row (to 256 chunks warp_rows: float32 and float64 softmax without options, float32 with scale= alone on whole chunks)
     "split_row_cluster": (4097, 40000, 3),  # a cluster of blocks a row
     # past a cluster of 16 blocks: split_row on the grid (forward ops of 2- and 4-byte types), else two passes
     "past_a_cluster": (131073, 140000, 2),

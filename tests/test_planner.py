@@ -154,8 +154,9 @@ def test_auto_takes_the_first_variant_that_serves(gpu, n, pair, expected):
 @pytest.mark.parametrize("op, fused", [(registry.SOFTMAX_BACKWARD, False), (registry.LOG_SOFTMAX, True)],
                          ids=["gradient", "log_softmax_with_options"])
 def test_auto_keeps_wide_rows_past_128_chunks_on_split_row_for_the_gradients_and_options(h100, op, fused, pair, n):
-    # AUTO_FIRST_PLAIN_WIDE serves softmax and log_softmax without options only (the others not measured there),
-    # of one dtype in and out
+    # AUTO_FIRST_PLAIN_WIDE serves softmax and log_softmax without options, of one dtype in and out, and float32
+    # ones with scale= alone on rows of whole chunks (the test below); not the gradients, nor options on rows that
+    # end in a part chunk (float32 N = 1023) or on float64 rows
     assert h100.plan("auto", 4096, n, pair, fake_facts, op=op, fused=fused).variant == "split_row"
     assert h100.plan("auto", 4096, n, pair, fake_facts, op=registry.LOG_SOFTMAX).variant == "warp_rows"
     assert h100.plan("auto", 1, n, pair, fake_facts).variant == "warp_rows"  # a row alone as in a batch
