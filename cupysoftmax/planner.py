@@ -340,6 +340,16 @@ SPLIT_GRID_GROUPS = (1, 4)
 # 31.9, but 5 23.5 -> 25.8 (lost: two rounds).
 SPLIT_GRID_BACKWARD_ITEMS = 8
 SPLIT_GRID_BACKWARD_ROW_THREADS = (16384, 32768)
+# log_softmax's gradient of rows a cluster holds at SPLIT_GRID_BACKWARD_ITEMS chunks a thread (K = 8: y and dy held,
+# 94-98 registers, one 512-thread block an SM): from this many rows, the same layout on the grid (its T threads in
+# blocks anywhere, as the forward's SPLIT_GRID_FROM_ROWS cuts a cluster's row), where a thread holds dy alone (64
+# registers, four 256-thread blocks an SM): the same tree and sums, so the same bits. Fewer rows keep the clusters
+# (the grid's y, read after the sum, was not measured faster there; on clusters it lost 2 us at 1-6 rows:
+# docs/perf/late-y-clusters-s58-h200.txt). H200, 2026-12-02, aa097f1 (scripts/probe_grid_gradient_trees.py,
+# docs/perf/grid-gradient-clusters-s58-h200.txt), float32 N = 262144 (T = 8192 on (8, 1, 16)), us, clusters ->
+# grid: 8 rows 13.6 -> 12.9, 16 21.9 -> 17.2, 24 30.9 -> 26.6, 32 39.2 -> 31.2 (torch.compile 37.5), 64 71.1 ->
+# 59.8, 128 136.8 -> 114.2; bfloat16 32 x 524288 40.8 -> 31.6.
+SPLIT_GRID_BACKWARD_FROM_ROWS = 8
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks
 # past K in shared memory, where that holds more rows at once. Layouts with no
@@ -1136,11 +1146,18 @@ class Planner:
     def _grid_launch(self, v, m, chunks, pair, layout: SplitLayout, best: Launch, facts, op) -> Launch | None:
         """The cluster pick `best` cut over blocks anywhere on the grid instead (C = 0), where
         SPLIT_GRID_FROM_ROWS says so and the blocks fit, folded where SPLIT_GRID_FOLD
-        says so; else None. The grid writes in one pass: only layouts whose clusters do so too (one_pass)."""
-        if (best.knobs[-1] <= 1 or not layout.one_pass or pair[0] != dtypes.FLOAT32
-                or m < lookup(SPLIT_GRID_FROM_ROWS, chunks)):
+        says so; else None. The grid writes in one pass: only layouts whose clusters do so too (one_pass).
+        log_softmax's gradient: its K = SPLIT_GRID_BACKWARD_ITEMS layouts from SPLIT_GRID_BACKWARD_FROM_ROWS rows
+        (float accumulators: the grid kernel built)."""
+        if op in registry.BACKWARD:
+            to_grid = (op == registry.LOG_SOFTMAX_BACKWARD and layout.k == SPLIT_GRID_BACKWARD_ITEMS
+                       and dtypes.accumulator(pair).itemsize == 4 and m >= SPLIT_GRID_BACKWARD_FROM_ROWS)
+        else:
+            to_grid = layout.one_pass and pair[0] == dtypes.FLOAT32 and m >= lookup(SPLIT_GRID_FROM_ROWS, chunks)
+        if best.knobs[-1] <= 1 or not to_grid:
             return None
         knobs, threads, extra, _ = layout.cut(0)
+        extra = extra or 0  # the gradients': None (registers only)
         launch = self._on_grid(v, m, knobs, threads, extra, pair, facts, op)
         if launch is None or extra or m <= launch.grid // launch.unit:
             return launch

@@ -1,6 +1,7 @@
 """Evidence for the gradients' warp_rows launches: every (G, K) that holds a row of y and dy, at 128, 256 and 512
 threads, on the kernel of any phase (O = 0) and, where the rows are whole chunks, its twin on whole chunks (O = -1),
-against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data).
+against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data) and torch.compile's
+(the suite's provider: Inductor's fused kernel of the gradient written out).
 
 Each candidate is warp_rows' `_backward` kernel from the registry (loader.function), checked against the float64
 reference on sample rows (a NaN-poisoned dx, the gradient tests' scale), then timed interleaved with a copy of the
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import cupy
 import numpy
 
-from cupysoftmax import api, bench, dtypes, loader, reference
+from cupysoftmax import api, bench, dtypes, loader, reference, suite
 from cupysoftmax import variants as registry
 from cupysoftmax.planner import Launch, _ceil_div
 
@@ -55,7 +56,8 @@ def main(specs):
         own, picked = api.plan(dev, "auto", m, n, pair, api.rows_aligned(y), op, y_aligned=api.rows_aligned(dx))
         ty, tdy = torch.from_dlpack(y), torch.from_dlpack(dy)  # DLPack: bfloat16 too
         function = torch._softmax_backward_data if op == registry.SOFTMAX_BACKWARD else torch._log_softmax_backward_data
-        fns = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype)}
+        fns = {"copy": bench.copy_call(3 * y.nbytes // 2), "torch": lambda: function(tdy, ty, -1, ty.dtype),
+               "torch_compile": suite.make_torch_compile(suite.Gradient(None, y, dy), op)}
         notes = {}
         candidates = []
         whole = n % (16 // dtype.itemsize) == 0  # the rows here start on 16-byte boundaries: the twin serves
@@ -83,7 +85,7 @@ def main(specs):
               f"{picked.block}")
         for label, ms in times.items():
             print(f"   {label:<20} {ms * 1e3:>8.1f} us {100 * copy / ms:>5.0f}%  {notes.get(label, '')}", flush=True)
-        del y, dy, dx, ty, tdy, fns
+        del y, dy, dx, ty, tdy, fns  # torch.compile's call holds y and dy until its function goes
         cupy.get_default_memory_pool().free_all_blocks()
 
 

@@ -8,10 +8,11 @@ Times the suite's providers, one after another, two ways:
 Prints one line a (shape, provider): microseconds and % of copy under each.
 Providers are made and timed one after another (the suite's order before it
 prepared them all first), and cupysoftmax is timed again last.
-Usage: python scripts/probe_timing.py [--once] [M N dtype]...
+Usage: python scripts/probe_timing.py [--once [--op OP]] [M N dtype]...
 --once: each provider once after the benchmark's L2 flush, inside an NVTX range
 "timed" (for ncu --nvtx --nvtx-include timed/ --cache-control none; see
-scripts/ncu_peers.sh).
+scripts/ncu_peers.sh), on the suite's input for OP (softmax unless --op names
+another: log_softmax, softmax_backward, log_softmax_backward).
 """
 import sys
 
@@ -38,13 +39,13 @@ def median_us(fn):
     return 1e3 * bench.median_ms(fn)
 
 
-def once(shapes):
+def once(shapes, op):
     flush = bench.Flush(device.facts(cupy.cuda.Device().id).l2_bytes)
     for m, n, dtype in shapes:
-        x = bench.random_input(m, n, dtypes.parse(dtype))
+        x = suite._inputs({"M": m, "N": n, "dtype": dtype}, op)[0]
         for name in PROVIDERS:
             try:
-                fn = suite.PROVIDERS[name](x, "softmax")
+                fn = suite.PROVIDERS[name](x, op)
             except suite.Unsupported:
                 continue
             fn()
@@ -54,7 +55,7 @@ def once(shapes):
             fn()
             cupy.cuda.nvtx.RangePop()
             cupy.cuda.Device().synchronize()
-            print(f"{m}x{n} {dtype} {name}", flush=True)
+            print(f"{m}x{n} {dtype} {op} {name}", flush=True)
         del x
         suite._free_gpu_memory()
 
@@ -82,5 +83,15 @@ def main(shapes):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--once"]
-    (once if "--once" in sys.argv else main)([(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] or SHAPES)
+    args = sys.argv[1:]
+    op = "softmax"
+    if "--op" in args:
+        at = args.index("--op")
+        op = args[at + 1]
+        del args[at:at + 2]
+    args = [a for a in args if a != "--once"]
+    shapes = [(int(args[i]), int(args[i + 1]), args[i + 2]) for i in range(0, len(args), 3)] or SHAPES
+    if "--once" in sys.argv:
+        once(shapes, op)
+    else:
+        main(shapes)

@@ -11,6 +11,7 @@ import pytest
 
 from cupysoftmax import UnsuitableVariant, api, device, dtypes, gradients, reference
 from cupysoftmax import variants as registry
+from cupysoftmax.planner import SPLIT_GRID_BACKWARD_FROM_ROWS
 from test_gpu_softmax import draw, poisoned
 
 cupy = pytest.importorskip("cupy")
@@ -238,6 +239,42 @@ def test_rows_longer_than_a_cluster_holds(rng, op, m, n, dtype, layout, variant,
         for r in (0, m - 1):
             alone = gradients.GRADIENTS[op](y[r:r + 1], dy[r:r + 1], variant=variant)
             assert (cupy.asnumpy(alone).view(numpy.uint8) == cupy.asnumpy(dx[r:r + 1]).view(numpy.uint8)).all()
+
+
+# (id naming the path, M, N, dtype, layout, whether log_softmax's gradient takes the grid): rows a cluster holds at
+# 8 chunks a thread of y and dy. log_softmax's gradient takes split_row's grid (C = 0) from
+# planner.SPLIT_GRID_BACKWARD_FROM_ROWS rows, on the cluster layout's threads (float32 262144: T = 8192; 200003 a
+# chunk out of phase: 16 blocks of 416, T = 6656), more rows than the grid holds at once in rounds; fewer rows, and
+# softmax's gradient, keep the clusters. A row's bits are those of the row alone on clusters.
+CLUSTER_ROWS_ON_THE_GRID = [
+    ("grid_t8192_from_the_rows_it_takes", SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, dtypes.FLOAT32, "contiguous", True),
+    ("clusters_a_row_fewer", SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, dtypes.FLOAT32, "contiguous", False),
+    ("grid_t6656_views_in_rounds", 40, 200003, dtypes.FLOAT32, "offset_views", True),
+    ("grid_t8192_bfloat16_dx_misaligned", 9, 524288, dtypes.BFLOAT16, "dx_misaligned_against_y", True),
+]
+
+
+@pytest.mark.parametrize("op", registry.BACKWARD)
+@pytest.mark.parametrize("m, n, dtype, layout, grid", [c[1:] for c in CLUSTER_ROWS_ON_THE_GRID],
+                         ids=[c[0] for c in CLUSTER_ROWS_ON_THE_GRID])
+def test_log_gradient_of_cluster_rows_takes_the_grid_from_enough_rows(rng, op, m, n, dtype, layout, grid):
+    if device.facts(cupy.cuda.Device().id).compute_capability < (9, 0):
+        pytest.skip("split_row's clusters and grid launch need sm_90")
+    on_grid = grid and op == registry.LOG_SOFTMAX_BACKWARD
+    y, dy, dx = inputs(rng, op, (m, n), dtype, layout)
+    dy += 1  # each block carries its share of s: a lost or stale partial shows (not so for a zero-mean dy)
+    pair = (dtype, dtype)
+    _, launch = api.plan(y.device.id, "auto", m, n, pair, api.rows_aligned(y), op)
+    assert launch.variant == "split_row" and (launch.knobs[-1] == 0) == on_grid and (on_grid or launch.knobs[-1] > 1)
+    if on_grid and m == 40:
+        assert launch.grid // launch.unit < m  # rounds
+    assert gradients.GRADIENTS[op](y, dy, out=dx) is dx
+    check(op, y, dy, dx, dtype)
+    for r in (0, m - 1):  # the first and the last row alone, on clusters (views at the batch's phases)
+        _, alone = api.plan(y.device.id, "auto", 1, n, pair, api.rows_aligned(y[r:r + 1]), op)
+        assert alone.variant == "split_row" and alone.knobs[-1] > 1
+        row = gradients.GRADIENTS[op](y[r:r + 1], dy[r:r + 1])
+        assert (cupy.asnumpy(row).view(numpy.uint8) == cupy.asnumpy(dx[r:r + 1]).view(numpy.uint8)).all()
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0)], ids=["no_rows", "empty_rows"])

@@ -12,7 +12,8 @@ import pytest
 from cupysoftmax import dtypes
 from cupysoftmax.errors import UnsuitableVariant
 from cupysoftmax import variants as registry
-from cupysoftmax.planner import AUTO_FIRST, AUTO_ORDER, BLOCK_THREADS, KernelFacts, Planner, lookup
+from cupysoftmax.planner import (AUTO_FIRST, AUTO_ORDER, BLOCK_THREADS, SPLIT_GRID_BACKWARD_FROM_ROWS, KernelFacts,
+                                 Planner, lookup)
 
 from fakes import H100, SMALL
 
@@ -704,8 +705,8 @@ def row_layout(launch, op=registry.SOFTMAX):
     a thread keeps in registers (K) and in shared memory (S). The gradients: T and K (their sums), on the grid too."""
     k, r, c = launch.knobs
     args = tuple(map(int, launch.args))
-    if c <= 0 and op in registry.BACKWARD:  # the gradients on the grid: its blocks a row alone; the sums follow K
-        return launch.block * args[0], k
+    if op in registry.BACKWARD:  # the gradients: T (the grid's blocks a row, or C) and K, which their sums follow
+        return launch.block * (args[0] if c <= 0 else c), k
     if c <= 0:  # the grid: its blocks a row after S and again; the knob G, or -G folds where G < 0
         blocks, folds = args[2], max(-r, 1)
     elif c > 1:  # clusters fold none (R = -1: one pass)
@@ -836,6 +837,31 @@ def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n
     # a 64-bit tag per block of each row, then a sum per logical warp of each row
     assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (threads // 32) * 4
     assert h100.plan("auto", m, n, F32, log_gradient_facts_f32, op=op) == launch
+
+
+# log_softmax's gradient of rows a cluster holds at 8 chunks a thread (y and dy: 96 registers, blocks of 512 for
+# 65536 chunks) takes the grid from SPLIT_GRID_BACKWARD_FROM_ROWS rows: the cluster layout's T threads (8192 in 32
+# blocks of 256, four an SM at the grid kernel's 64 registers) and K, so the row's bits stay; fewer rows, and rows of
+# K = 4 layouts (no grid kernel), and softmax's gradient (which holds y and dy on the grid too) keep the clusters
+@pytest.mark.parametrize("m, n, op, grid", [
+    (SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, registry.LOG_SOFTMAX_BACKWARD, True),
+    (128, 262144, registry.LOG_SOFTMAX_BACKWARD, True),
+    (SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, registry.LOG_SOFTMAX_BACKWARD, False),
+    (128, 128256, registry.LOG_SOFTMAX_BACKWARD, False),
+    (128, 262144, registry.SOFTMAX_BACKWARD, False)],
+    ids=["log_k8_from_the_rows_it_takes", "log_k8_many_rows", "log_k8_a_row_fewer", "log_k4_layout",
+         "softmax_backward_k8"])
+def test_log_gradient_k8_cluster_rows_take_the_grid_from_enough_rows(h100, m, n, op, grid):
+    facts = log_gradient_facts_f32
+    launch = h100.plan("auto", m, n, F32, facts, op=op)
+    alone = h100.plan("auto", 1, n, F32, facts, op=op)
+    assert launch.variant == alone.variant == "split_row" and alone.knobs[-1] > 1
+    assert (launch.knobs[-1] == 0) == grid
+    assert row_layout(launch, op) == row_layout(alone, op)
+    if grid:
+        assert (launch.knobs, launch.block, int(launch.args[0])) == ((8, 1, 0), 256, 32)
+        assert launch.grid == min(m, h100.blocks_per_sm(256, facts("split_row", launch.knobs), 0) * H100.sms // 32) * 32
+        assert row_layout(launch, op) == (8192, 8)
 
 
 # rows past what log_softmax's gradient holds on the grid (262144 chunks), and softmax's gradient past a cluster
