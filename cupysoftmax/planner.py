@@ -348,7 +348,9 @@ SPLIT_GRID_BACKWARD_ROW_THREADS = (16384, 32768)
 # docs/perf/late-y-clusters-s58-h200.txt). H200, 2026-12-02, aa097f1 (scripts/probe_grid_gradient_trees.py,
 # docs/perf/grid-gradient-clusters-s58-h200.txt), float32 N = 262144 (T = 8192 on (8, 1, 16)), us, clusters ->
 # grid: 8 rows 13.6 -> 12.9, 16 21.9 -> 17.2, 24 30.9 -> 26.6, 32 39.2 -> 31.2 (torch.compile 37.5), 64 71.1 ->
-# 59.8, 128 136.8 -> 114.2; bfloat16 32 x 524288 40.8 -> 31.6.
+# 59.8, 128 136.8 -> 114.2; bfloat16 32 x 524288 40.8 -> 31.6. Through auto at 25d7a83 (scripts/ab_trees.py, same
+# file), us: 8 x 262144 13.6 -> 12.8, 7 rows 10.3 -> 10.1 (clusters both), 32 x 200000 (T = 6656) 31.5 -> 26.8, 40 x
+# 200003 38.0 -> 30.9, bfloat16 9 x 524288 14.9 -> 13.6.
 SPLIT_GRID_BACKWARD_FROM_ROWS = 8
 # Rows cut over the grid past the rows it holds at once: a thread folds
 # SPLIT_GRID_FOLD logical threads (the knob G = -SPLIT_GRID_FOLD), its chunks

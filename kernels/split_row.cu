@@ -59,17 +59,19 @@
 // (or to a variant that needs no clusters) elsewhere, and folds only where
 // clusters exist. C = 16 needs the non-portable cluster size attribute, which
 // the loader sets. C = 0: compiled for sm_90 (it cuts layouts of clusters,
-// and holds rows longer than a cluster does; log_softmax's gradient only
-// the latter), a block at least a warp for every max(G, 1) groups of 32
+// and holds rows longer than a cluster does; log_softmax's gradient both, at
+// K = 8), a block at least a warp for every max(G, 1) groups of 32
 // logical warps of T.
 //
 // Backward (softmax_split_row_backward, _cluster_backward, _grid_backward):
 // each thread holds its chunks of y and dy in registers (K of each, no
 // shared-memory part), the row's threads sum s (sum of dy * y, or of dy with
 // LOG) along the same tree, and every thread writes its chunks of dx. No
-// folds (R = 1). On the grid (C = 0, rows no cluster holds, in place of
-// two_pass's two reads; LOG only), a thread holds dy alone while the row sums,
-// then reads y a chunk at a time as it writes dx. softmax's gradient, which
+// folds (R = 1). On the grid (C = 0, LOG only: rows no cluster holds, in place
+// of two_pass's two reads, and a K = 8 cluster layout's rows from
+// planner.SPLIT_GRID_BACKWARD_FROM_ROWS rows, on its T), a thread holds dy alone
+// while the row sums, then reads y a chunk at a time as it writes dx (on the
+// clusters that lost 2 us at 1-6 rows, so they hold y too). softmax's gradient, which
 // must hold y and dy there, tied or lost against two_pass (planner:
 // SPLIT_GRID_BACKWARD_ITEMS), so it is not built.
 //
