@@ -5,7 +5,9 @@ anything touches the GPU; rows are laid out as (M, N) views where the strides
 allow, and a launch is planned once per shape and cached. One fused kernel
 reads y and dy once and writes dx (warp_rows or split_row, their `_backward`
 kernels): 3 * M * N * itemsize bytes; rows longer than a cluster holds take
-two_pass's, which reads them twice (the second time mostly from L2).
+two_pass's, which reads them twice (the second time mostly from L2), but for
+log_softmax's gradient of rows split_row's grid holds (planner:
+SPLIT_GRID_BACKWARD_ROW_THREADS).
 """
 from __future__ import annotations
 

@@ -1161,8 +1161,8 @@ class Planner:
         knobs, threads, extra, _ = layout.cut(0)
         extra = extra or 0  # the gradients': None (registers only)
         launch = self._on_grid(v, m, knobs, threads, extra, pair, facts, op)
-        if launch is None or extra or m <= launch.grid // launch.unit:
-            return launch
+        if launch is None or extra or op in registry.BACKWARD or m <= launch.grid // launch.unit:
+            return launch  # the gradients do not fold
         # SPLIT_GRID_FOLD: the logical threads' K chunks a thread, the rest of them in shared memory
         folded = self._on_grid(v, m, (knobs[0], -SPLIT_GRID_FOLD, 0), threads, (SPLIT_GRID_FOLD - 1) * knobs[0],
                                pair, facts, op)

@@ -250,7 +250,8 @@ VARIANTS: dict[str, Variant] = {
             # other pairs and log_softmax build the same code twice, float64 never launches it.
             # C = 0 cuts a row of a cluster layout over blocks anywhere on the grid (planner: SPLIT_GRID_FROM_ROWS),
             # and holds rows no cluster holds there (SPLIT_GRID_ROW_THREADS; log_softmax's gradient's too,
-            # SPLIT_GRID_BACKWARD, which take no options), compiled where clusters exist (the layouts it
+            # SPLIT_GRID_BACKWARD, which take no options, and its K = 8 cluster rows from
+            # SPLIT_GRID_BACKWARD_FROM_ROWS rows), compiled where clusters exist (the layouts it
             # cuts). Its middle knob is G, not R: the groups of 32 warps each
             # warp reduces (planner: SPLIT_GRID_GROUPS), or (G < 0) the -G logical threads a thread folds
             # (planner: SPLIT_GRID_FOLD). C = -1 is the grid's plain twin, the options compiled out: the

@@ -636,7 +636,8 @@ __global__ void __cluster_dims__(C, 1, 1)
     split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 
-// log_softmax's gradient of rows no cluster holds, over `blocks` blocks anywhere on the grid (C = 0, as the forward's
+// log_softmax's gradient of rows no cluster holds, and of a K = 8 cluster layout's rows from
+// planner.SPLIT_GRID_BACKWARD_FROM_ROWS rows (on its T), over `blocks` blocks anywhere on the grid (C = 0, as the forward's
 // softmax_split_row_grid: a cooperative launch, the warp sums through `board`, csm::GridBoard). G as there.
 // log_softmax's G = 1, K = 8 float-accumulating kernel is held to 64 registers (a bound of 1024 threads, the
 // block a warp for each of 32 groups needs): 70 left free (sm_90, NVRTC 13.5), where 1024 threads do not launch.

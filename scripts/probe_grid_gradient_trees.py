@@ -1,8 +1,10 @@
-"""log_softmax's gradient of rows no cluster holds: split_row's grid kernel (8, 1, 0) on each T of
+"""log_softmax's gradient of long rows (no cluster holds them, or, given as M N dtype, clusters do): split_row's grid
+kernel (8, 1, 0) on each T of
 planner.SPLIT_GRID_ROW_THREADS that holds the row in registers (the planner's own _on_grid), beside auto's launch
 and two_pass by name. Each is first checked against the float64 reference on a poisoned dx (sweep_backward.Case),
 then timed interleaved with a copy of the gradient's 3 M N bytes: the evidence behind
-planner.SPLIT_GRID_BACKWARD_ROW_THREADS (T = 16384 for rows of 81921-131072 chunks, T = 32768 past them).
+planner.SPLIT_GRID_BACKWARD_ROW_THREADS (T = 16384 for rows of 81921-131072 chunks, T = 32768 past them) and, on
+rows of 65536 chunks (float32 262144), planner.SPLIT_GRID_BACKWARD_FROM_ROWS.
 
     PYTHONPATH=$PWD python3 scripts/probe_grid_gradient_trees.py [M N dtype]...
 """

@@ -245,12 +245,13 @@ def test_rows_longer_than_a_cluster_holds(rng, op, m, n, dtype, layout, variant,
 # 8 chunks a thread of y and dy. log_softmax's gradient takes split_row's grid (C = 0) from
 # planner.SPLIT_GRID_BACKWARD_FROM_ROWS rows, on the cluster layout's threads (float32 262144: T = 8192; 200003 a
 # chunk out of phase: 16 blocks of 416, T = 6656), more rows than the grid holds at once in rounds; fewer rows, and
-# softmax's gradient, keep the clusters. A row's bits are those of the row alone on clusters.
+# softmax's gradient, keep the clusters (the ids name log_softmax's path; softmax's gradient runs each on
+# clusters). A row's bits are those of the row alone on clusters.
 CLUSTER_ROWS_ON_THE_GRID = [
-    ("grid_t8192_from_the_rows_it_takes", SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, dtypes.FLOAT32, "contiguous", True),
-    ("clusters_a_row_fewer", SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, dtypes.FLOAT32, "contiguous", False),
-    ("grid_t6656_views_in_rounds", 40, 200003, dtypes.FLOAT32, "offset_views", True),
-    ("grid_t8192_bfloat16_dx_misaligned", 9, 524288, dtypes.BFLOAT16, "dx_misaligned_against_y", True),
+    ("log_grid_t8192_from_the_rows_it_takes", SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, dtypes.FLOAT32, "contiguous", True),
+    ("log_clusters_a_row_fewer", SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, dtypes.FLOAT32, "contiguous", False),
+    ("log_grid_t6656_views_in_rounds", 40, 200003, dtypes.FLOAT32, "offset_views", True),
+    ("log_grid_t8192_bfloat16_dx_misaligned", 9, 524288, dtypes.BFLOAT16, "dx_misaligned_against_y", True),
 ]
 
 

@@ -841,26 +841,33 @@ def test_split_row_holds_log_gradient_rows_past_a_cluster_on_the_grid(h100, m, n
 
 # log_softmax's gradient of rows a cluster holds at 8 chunks a thread (y and dy: 96 registers, blocks of 512 for
 # 65536 chunks) takes the grid from SPLIT_GRID_BACKWARD_FROM_ROWS rows: the cluster layout's T threads (8192 in 32
-# blocks of 256, four an SM at the grid kernel's 64 registers) and K, so the row's bits stay; fewer rows, and rows of
-# K = 4 layouts (no grid kernel), and softmax's gradient (which holds y and dy on the grid too) keep the clusters
-@pytest.mark.parametrize("m, n, op, grid", [
-    (SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, registry.LOG_SOFTMAX_BACKWARD, True),
-    (128, 262144, registry.LOG_SOFTMAX_BACKWARD, True),
-    (SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, registry.LOG_SOFTMAX_BACKWARD, False),
-    (128, 128256, registry.LOG_SOFTMAX_BACKWARD, False),
-    (128, 262144, registry.SOFTMAX_BACKWARD, False)],
-    ids=["log_k8_from_the_rows_it_takes", "log_k8_many_rows", "log_k8_a_row_fewer", "log_k4_layout",
-         "softmax_backward_k8"])
-def test_log_gradient_k8_cluster_rows_take_the_grid_from_enough_rows(h100, m, n, op, grid):
+# blocks of 256, four an SM at the grid kernel's 64 registers) and K, so the row's bits stay; fewer rows, rows of
+# K = 4 layouts and softmax's gradient (no grid kernel built for either) and float64 (whose accumulator the grid
+# kernel does not take) keep the clusters
+@pytest.mark.parametrize("m, n, pair, op, grid", [
+    (SPLIT_GRID_BACKWARD_FROM_ROWS, 262144, F32, registry.LOG_SOFTMAX_BACKWARD, True),
+    (128, 262144, F32, registry.LOG_SOFTMAX_BACKWARD, True),
+    (SPLIT_GRID_BACKWARD_FROM_ROWS - 1, 262144, F32, registry.LOG_SOFTMAX_BACKWARD, False),
+    (128, 128256, F32, registry.LOG_SOFTMAX_BACKWARD, False),
+    (128, 131072, F64, registry.LOG_SOFTMAX_BACKWARD, False),
+    (128, 262144, F32, registry.SOFTMAX_BACKWARD, False)],
+    ids=["log_k8_from_the_rows_it_takes", "log_k8_many_rows_in_rounds", "log_k8_a_row_fewer", "log_k4_layout",
+         "log_k8_float64", "softmax_backward_k8"])
+def test_log_gradient_k8_cluster_rows_take_the_grid_from_enough_rows(h100, m, n, pair, op, grid):
     facts = log_gradient_facts_f32
-    launch = h100.plan("auto", m, n, F32, facts, op=op)
-    alone = h100.plan("auto", 1, n, F32, facts, op=op)
+    launch = h100.plan("auto", m, n, pair, facts, op=op)
+    alone = h100.plan("auto", 1, n, pair, facts, op=op)
     assert launch.variant == alone.variant == "split_row" and alone.knobs[-1] > 1
     assert (launch.knobs[-1] == 0) == grid
     assert row_layout(launch, op) == row_layout(alone, op)
     if grid:
-        assert (launch.knobs, launch.block, int(launch.args[0])) == ((8, 1, 0), 256, 32)
-        assert launch.grid == min(m, h100.blocks_per_sm(256, facts("split_row", launch.knobs), 0) * H100.sms // 32) * 32
+        blocks = 32
+        assert (launch.knobs, launch.block, tuple(map(int, launch.args))) == ((8, 1, 0), 256, (blocks,))
+        assert launch.smem == 0 and launch.unit == blocks
+        slots = h100.blocks_per_sm(256, facts("split_row", launch.knobs), 0) * H100.sms // blocks
+        assert launch.grid == min(m, slots) * blocks and (m <= slots) == (m == SPLIT_GRID_BACKWARD_FROM_ROWS)
+        # a 64-bit tag per block of each row, then a sum per logical warp of each row
+        assert launch.tagged == m * blocks * 8 and launch.workspace == launch.tagged + m * (8192 // 32) * 4
         assert row_layout(launch, op) == (8192, 8)
 
 
