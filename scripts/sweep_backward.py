@@ -82,7 +82,7 @@ def main(shapes, op):
         chunks = p._chunks(n, pair, aligned)  # a misaligned row spans one chunk more
         for knobs in registry.VARIANTS["split_row"].knob_sets(op):
             k, c = knobs[0], knobs[-1]
-            if c < 1:  # the grid's kernels (C = 0: Planner._grid_launch, _row_past_clusters) launch through Planner._on_grid, not here
+            if c < 1:  # the grid's kernels (C = 0: _grid_launch, _row_past_clusters) launch through Planner._on_grid
                 continue
             kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, op)
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
