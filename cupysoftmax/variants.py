@@ -66,6 +66,9 @@ class Variant:
     # Knob sets of `backward_knobs` compiled for one gradient alone: (op, knob sets) (split_row's grid, for
     # log_softmax's gradient only).
     gradient_only: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...] = ()
+    # Knob sets of its gradient kernels' late-y twins (split_row's R = 2 clusters), each the twin of the knob set
+    # with the same K and C and R = 1 (Planner.late_y_off_boundaries).
+    late_y: tuple[tuple[int, ...], ...] = ()
     # Whether its forward kernels take the fused options, scale= and where=
     # (csm::Fused in kernels/common.cuh), after the row strides.
     fused: bool = False
@@ -177,6 +180,10 @@ SPLIT_GRID_PLAIN = tuple((k, g, -1) for k, g, _ in SPLIT_GRID + SPLIT_GRID_FOLDE
 # log_softmax's gradient on the grid, (K, G, 0): no options (gradient_only); softmax's stays on two_pass
 # (planner.SPLIT_GRID_BACKWARD_ITEMS)
 SPLIT_GRID_BACKWARD = ((8, 1, 0),)
+# R = 2 on log_softmax's gradient clusters (K = 4, C <= 8): the twin that reads y after the row's sum, y's chunks
+# sent to L2 while it sums, for 2-byte rows off 16-byte boundaries (gradient_only; planner.LATE_Y_ITEMSIZES). Like
+# the one-pass kernels, compiled for every pair and launched on some.
+SPLIT_LATE_Y = tuple((4, 2, c) for c in (2, 4, 8))
 SPLIT_ONE_PASS = tuple((8, -1, c) for c in (2, 4, 8, 16))  # R = -1 on clusters: outputs from the row's (max, sum)
 
 VARIANTS: dict[str, Variant] = {
@@ -258,9 +265,9 @@ VARIANTS: dict[str, Variant] = {
             # planner plans it and with_options gives calls with options C = 0
             knobs=SPLIT_UNFOLDED + SPLIT_ONE_PASS + SPLIT_PLAIN + SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED
             + SPLIT_GRID_PLAIN,
-            backward_knobs=SPLIT_UNFOLDED + SPLIT_GRID_BACKWARD, plain_knob=1,
+            backward_knobs=SPLIT_UNFOLDED + SPLIT_GRID_BACKWARD + SPLIT_LATE_Y, plain_knob=1,
             cluster_only=SPLIT_FOLDED + SPLIT_GRID + SPLIT_GRID_FOLDED + SPLIT_GRID_PLAIN + SPLIT_GRID_BACKWARD,
-            gradient_only=((LOG_SOFTMAX_BACKWARD, SPLIT_GRID_BACKWARD),),
+            gradient_only=((LOG_SOFTMAX_BACKWARD, SPLIT_GRID_BACKWARD + SPLIT_LATE_Y),), late_y=SPLIT_LATE_Y,
             cluster_template="softmax_split_row_cluster", grid_template="softmax_split_row_grid",
             ops=(SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD), fused=True,
         ),

@@ -353,6 +353,10 @@ struct PlainLoad {
     }
 };
 
+// Ask L2 for the bytes at p now (a hint: no register waits on it, and it
+// does not fault).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // Chunk and element indices inside a row are int: the register-resident
 // variants hold at most a few million elements of a row.
 // Elements outside the row read as `pad`'s (-inf by default: they add
@@ -782,7 +786,7 @@ struct RowMask {
     // Ask L2 for chunk c's mask bytes now (no register waits on them), so that
     // apply, once the chunk's own copy to shared memory lands, finds them there.
     template <int B, int V> __device__ __forceinline__ void prefetch(int shift, int c) const {
-        if (B > 1 && bytes != nullptr) asm volatile("prefetch.global.L2 [%0];" ::"l"(bytes + (c * V - shift)));
+        if (B > 1 && bytes != nullptr) prefetch_l2(bytes + (c * V - shift));
     }
     // The same over chunks first, first + stride, ... before `end` (load_chunks' layout). The words of
     // B chunks at a time are read before any is used, with no branch between, so the loads fly together

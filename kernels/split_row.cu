@@ -67,11 +67,14 @@
 // each thread holds its chunks of y and dy in registers (K of each, no
 // shared-memory part), the row's threads sum s (sum of dy * y, or of dy with
 // LOG) along the same tree, and every thread writes its chunks of dx. No
-// folds (R = 1). On the grid (C = 0, LOG only: rows no cluster holds, in place
+// folds (R = 1; R = 2 on log_softmax's gradient clusters is its late-y twin,
+// below). On the grid (C = 0, LOG only: rows no cluster holds, in place
 // of two_pass's two reads, and a K = 8 cluster layout's rows from
 // planner.SPLIT_GRID_BACKWARD_FROM_ROWS rows, on its T), a thread holds dy alone
 // while the row sums, then reads y a chunk at a time as it writes dx (on the
-// clusters that lost 2 us at 1-6 rows, so they hold y too). softmax's gradient, which
+// clusters that lost 2 us at 1-6 rows, so they hold y too; their R = 2 twin
+// reads y late, with y's chunks sent to L2 while the row sums, for the planner's
+// rows off 16-byte boundaries: planner.LATE_Y_ITEMSIZES). softmax's gradient, which
 // must hold y and dy there, tied or lost against two_pass (planner:
 // SPLIT_GRID_BACKWARD_ITEMS), so it is not built.
 //
@@ -560,7 +563,7 @@ __global__ void __launch_bounds__(csm::split_row_grid_threads<Tin, Tout, K, G, O
 }
 #endif
 
-template <typename T, typename Tout, bool LOG, int K, int C, int G = 1>
+template <typename T, typename Tout, bool LOG, int K, int C, int G, bool LATE_Y>
 __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, const T* __restrict__ dy,
                                                    Tout* __restrict__ dx, long long rows, long long n,
                                                    long long y_row_stride, long long dy_row_stride,
@@ -569,11 +572,13 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
     using A = csm::acc_t<T, Tout>;
     using Tree = csm::RowTree<C, 1, G>;
     constexpr int V = csm::Vec<T>::size;
-    // On the grid, log_softmax's gradient holds dy alone while the row's sum (of dy) is taken, and reads y once
-    // it is known: a row takes fewer registers (float32 K = 8: 64 under its bound, softmax's gradient 98; sm_90),
-    // so the grid holds more rows at once, and y still leaves memory once (24-30% ahead of two_pass on the H200:
-    // planner.SPLIT_GRID_BACKWARD_ITEMS).
-    constexpr bool kLateY = C == 0 && LOG;
+    // LATE_Y: log_softmax's gradient holds dy alone while the row's sum (of dy) is taken, and reads y once it is
+    // known. On the grid a row takes fewer registers (float32 K = 8: 64 under its bound, softmax's gradient 98;
+    // sm_90), so the grid holds more rows at once, and y still leaves memory once (24-30% ahead of two_pass on
+    // the H200: planner.SPLIT_GRID_BACKWARD_ITEMS). On clusters (the R = 2 twin) y's chunks go to L2 as soon as
+    // dy's loads are out (planner.LATE_Y_ITEMSIZES has the measurements). A row's bits are the same either way.
+    static_assert(!LATE_Y || LOG, "softmax's gradient needs y in its sum");
+    constexpr bool kPrefetchY = LATE_Y && C > 1;
     __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
     __shared__ A group_sums[2][Tree::kGroups];
     const int row_blocks = C ? C : blocks;  // a row's (C a constant: the cluster kernels' code as before the grid's)
@@ -591,13 +596,20 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
         const int shift = csm::misalignment(yr);
         const int end = csm::chunks_of(n, shift, V);
         csm::HeldGrad<A, T, K, LOG> held;
-        if constexpr (!kLateY)
+        if constexpr (!LATE_Y)
             csm::load_chunks(held.y, yr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
         csm::load_chunks(held.dy, dyr, static_cast<int>(n), shift, first, threads, end, csm::PlainLoad(), zero);
+        if constexpr (kPrefetchY) {
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const int c = first + j * threads;
+                if (c < end) csm::prefetch_l2(yr + (static_cast<long long>(c) * V - shift));
+            }
+        }
         const A partial[1] = {held.partial()};
         held.finish(tree.reduce(partial, level, A(0), warp_sums, group_sums, parity, row));
         const bool dx_aligned = csm::stores_aligned<T>(dxr, shift);
-        if constexpr (kLateY) {
+        if constexpr (LATE_Y) {
             // y a chunk at a time, each written as it lands: all K read first, then written, took K chunks of
             // registers more and spilled under the bound (float32 K = 8: 284 bytes, sm_90), and so did two or
             // four at a time (180 bytes); this leaves a thread one load in flight (32 warps an SM: 16 KB)
@@ -617,13 +629,14 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
     if constexpr (C > 1) csm::cluster_sync();  // shared memory outlives every read of it by the cluster
 }
 
-// R: the forward's folds; the gradients' launches fold no rows (knobs with R = 1 only: variants.py)
+// R: the forward's folds; the gradients' launches fold no rows (knobs with R = 1 only, and the clusters' late-y
+// twin R = 2: variants.py)
 template <typename T, typename Tout, bool LOG, int K, int R>
 __global__ void softmax_split_row_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                            long long rows, long long n, long long y_row_stride,
                                            long long dy_row_stride, long long dx_row_stride) {
     static_assert(R == 1, "the gradients fold no rows");
-    split_row_backward<T, Tout, LOG, K, 1>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
+    split_row_backward<T, Tout, LOG, K, 1, 1, false>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
 }
 
 #if __CUDA_ARCH__ >= 900
@@ -632,8 +645,9 @@ __global__ void __cluster_dims__(C, 1, 1)
     softmax_split_row_cluster_backward(const T* __restrict__ y, const T* __restrict__ dy, Tout* __restrict__ dx,
                                        long long rows, long long n, long long y_row_stride,
                                        long long dy_row_stride, long long dx_row_stride) {
-    static_assert(R == 1, "the gradients fold no rows");
-    split_row_backward<T, Tout, LOG, K, C>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride);
+    static_assert(R == 1 || R == 2, "the gradients fold no rows (R = 2: the late-y twin)");
+    split_row_backward<T, Tout, LOG, K, C, 1, R == 2>(y, dy, dx, rows, n, y_row_stride, dy_row_stride,
+                                                      dx_row_stride);
 }
 
 // log_softmax's gradient of rows no cluster holds, and of a K = 8 cluster layout's rows from
@@ -652,7 +666,7 @@ __global__ void __launch_bounds__(csm::split_row_grid_backward_threads<T, Tout, 
                                     long long rows, long long n, long long y_row_stride, long long dy_row_stride,
                                     long long dx_row_stride, int blocks, void* board, unsigned long long tag) {
     static_assert(LOG, "softmax's gradient stays on two_pass past a cluster (planner.SPLIT_GRID_BACKWARD_ITEMS)");
-    split_row_backward<T, Tout, LOG, K, 0, G>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride, blocks,
-                                              board, tag);
+    split_row_backward<T, Tout, LOG, K, 0, G, true>(y, dy, dx, rows, n, y_row_stride, dy_row_stride, dx_row_stride,
+                                                    blocks, board, tag);
 }
 #endif

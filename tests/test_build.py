@@ -211,7 +211,11 @@ def test_gradients_are_built_for_their_variants_in_one_type():
     assert "softmax_split_row_cluster_backward<__nv_bfloat16, __nv_bfloat16, false, 8, 1, 16>" in names
     split_backward = [name for name in names if name.startswith("softmax_split_row") and "_backward" in name
                       and "_grid_" not in name]
-    assert all(name.split(", ")[4].rstrip(">") == "1" for name in split_backward)  # R: the gradients fold no rows
+    folds = {name: name.split(", ")[4].rstrip(">") for name in split_backward}
+    assert set(folds.values()) == {"1", "2"}  # R: the gradients fold no rows; R = 2, the late-y twins:
+    ctypes = ("__half", "__nv_bfloat16", "float", "double")  # log_softmax's, K = 4, C <= 8, in every type
+    assert {name for name, r in folds.items() if r == "2"} == {
+        f"softmax_split_row_cluster_backward<{t}, {t}, true, 4, 2, {c}>" for t in ctypes for c in (2, 4, 8)}
     # on the grid (K, G): no options (no O), no folds (G > 0)
     assert "softmax_split_row_grid_backward<float, float, true, 8, 1>" in names
     assert not any(name.startswith("softmax_split_row_grid_backward<") and "true" not in name for name in names)

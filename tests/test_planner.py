@@ -1233,3 +1233,30 @@ def test_gradients_keep_the_threads_of_the_layout_that_holds_the_row(h100, m, kn
     # 8192 x 50257 bfloat16 (6283 chunks), its kernels at float32's registers (planner: the gradients keep T)
     launch = h100.plan("split_row", m, 50257, BF16, gradient_facts_f32, op=registry.SOFTMAX_BACKWARD)
     assert (launch.knobs, launch.block, launch.block * knobs[-1]) == (knobs, threads, 1664)
+
+
+# (id naming the path, M, N, pair, rows of y on 16-byte boundaries, auto's knobs): log_softmax's gradient on 2-byte
+# K = 4 clusters of up to 8 blocks takes the late-y twin (R = 2) where y's rows are not all whole chunks on 16-byte
+# boundaries, from planner.LATE_Y_FROM_ROWS rows, on the launch of the kernel it replaces; never float32, C = 16,
+# fewer rows, nor rows of whole chunks on boundaries.
+LATE_Y = [
+    ("bf16_vocab_rows_odd_n_late_y_c4", 8192, 50257, BF16, False, (4, 2, 4)),
+    ("f16_vocab_rows_odd_n_late_y_c4", 8192, 50257, F16, False, (4, 2, 4)),
+    ("bf16_128_rows_odd_n_late_y_c4", 128, 50257, BF16, False, (4, 2, 4)),
+    ("bf16_127_rows_odd_n_y_with_dy_c4", 127, 50257, BF16, False, (4, 1, 4)),
+    ("bf16_row_alone_odd_n_y_with_dy_c4", 1, 50257, BF16, True, (4, 1, 4)),
+    ("bf16_whole_chunks_off_boundaries_late_y_c8", 4096, 65536, BF16, False, (4, 2, 8)),
+    ("bf16_whole_chunks_on_boundaries_y_with_dy_c8", 4096, 65536, BF16, True, (4, 1, 8)),
+    ("f32_odd_n_y_with_dy_c8", 8192, 50257, F32, False, (4, 1, 8)),
+    ("bf16_c16_y_with_dy", 128, 128256, BF16, False, (4, 1, 16)),
+]
+
+
+@pytest.mark.parametrize("m, n, pair, aligned, knobs", [c[1:] for c in LATE_Y], ids=[c[0] for c in LATE_Y])
+def test_log_gradient_takes_the_late_y_twin_on_2_byte_rows_off_16_byte_boundaries(h100, m, n, pair, aligned, knobs):
+    launch = h100.plan("auto", m, n, pair, gradient_facts_f32, aligned, registry.LOG_SOFTMAX_BACKWARD)
+    # softmax's gradient has no twin: its launch is the layout the twin takes over (the facts do not read the op)
+    held = h100.plan("auto", m, n, pair, gradient_facts_f32, aligned, registry.SOFTMAX_BACKWARD)
+    assert (launch.variant, launch.knobs) == ("split_row", knobs)
+    assert launch == dataclasses.replace(held, knobs=knobs)
+    assert held.knobs == (knobs[0], 1, knobs[2]) and (knobs in registry.SPLIT_LATE_Y) == (knobs[1] == 2)

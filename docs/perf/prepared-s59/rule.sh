@@ -11,7 +11,7 @@
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 trees=/tmp/s59-rule; rm -rf $trees; mkdir -p $trees/base $trees/rule
-cp -r cupysoftmax kernels $trees/base/ && cp -r cupysoftmax kernels $trees/rule/
+cp -r cupysoftmax kernels tests $trees/base/ && cp -r cupysoftmax kernels tests $trees/rule/
 (cd $trees/rule && patch -s -p1 < "$OLDPWD/docs/perf/prepared-s59/late-y-rule.diff") || { echo "patch failed"; exit 1; }
 for c in 8192x50257xbfloat16 8192x50257xfloat16 2048x50257xbfloat16 64x50257xfloat16 8x50257xbfloat16 \
          1x50257xbfloat16 4096x65536xbfloat16 1024x65536xbfloat16 4096x60000xbfloat16 4096x100000xfloat16 \
