@@ -439,16 +439,15 @@ BACKWARD_ONE_BLOCK_ITEMS = ((256, 2), (3072, 4), (INF, 8))
 BACKWARD_BLOCKS_PER_SM = 3
 BACKWARD_MIN_BLOCKS_PER_SM = 2
 # log_softmax's gradient on K = 4 clusters of up to 8 blocks, rows of y not all whole chunks on 16-byte boundaries,
-# in these element sizes, from LATE_Y_FROM_ROWS rows: the late-y twin (registry.SPLIT_LATE_Y) on the same launch.
+# in these element sizes: the late-y twin (registry.SPLIT_LATE_Y) on the same layout and block.
 # H200, auto's launch on each side (scripts/ab_trees.py, docs/perf/late-y-odd-rows-s60-h200.txt), us, bfloat16:
 # 8192 x 50257 688 -> 628 (84% -> 93% of copy), float16 730 -> 634 (on (4, 8) of 224 threads), 2048 x 50257 173
 # -> 162, 4096 x 65537 458 -> 406, 4096 x 40001 263 -> 250, 512 x 50257 47.0 -> 45.0, 128 x 50257 16.8 -> 16.3;
 # 96 rows tied (14.5), and fewer lost 0.1-0.4 us (64 x 50257 10.2 -> 10.3, float16 10.0 -> 10.3; 8 x 50257 6.9 ->
-# 7.3). On rows of whole chunks it lost: 8192 x 50256 607 -> 616, 4096 x 65536 389 -> 416, 4096 x 40000 237 -> 250,
+# 7.3): a floor of 128 rows is prepared, not yet run on a GPU (docs/perf/prepared-s60/). On rows of whole chunks it lost: 8192 x 50256 607 -> 616, 4096 x 65536 389 -> 416, 4096 x 40000 237 -> 250,
 # 4096 x 65528 380 -> 410. float32 lost at 8192 x 50257 (1190 -> 1236), and so did clusters of 16 (128 x 128256
 # bfloat16 26.5 -> 28.2) and K = 8 (docs/perf/late-y-prefetch-s59-h200.txt).
 LATE_Y_ITEMSIZES = (2,)
-LATE_Y_FROM_ROWS = 128
 # The gradients keep the threads T of the layout that holds the row (whole
 # warps in its own C's blocks); the forward rounds T up to whole warps in a
 # 16-block cluster's blocks so that every C cuts it. A thread slot holding
@@ -889,7 +888,8 @@ class Planner:
     def _launch(self, v, m, n, pair, facts, aligned, op, fused, y_aligned, masked=False, mask_direct=False) -> Launch:
         """`v`'s rule, then the kernel the call runs on its launch: the twin that reads the options (a call with
         where= may take another layout of its row first, with_mask_layout, and room for its mask), then that
-        kernel's twin on whole chunks where the call's rows (and mask) allow, or, for plain rows that are not whole
+        kernel's twin on whole chunks where the call's rows (and mask) allow, the gradient's late-y twin where its
+        rows are off 16-byte boundaries (late_y_off_boundaries), or, for plain rows that are not whole
         chunks and plain float64 rows of any N, an element-strided kernel on a layout of its own
         (element_strided). `facts` as_launched gives them."""
         laid_out = aligned or self.plain_slots(v, op, fused)  # plain calls: rows of any phase as aligned ones
@@ -899,7 +899,7 @@ class Planner:
         if masked:
             launch = self.with_mask_room(v, launch, pair, facts)
         launch = self.on_whole_chunks(v, launch, n, pair, op, aligned and y_aligned and (mask_direct or not masked))
-        launch = self.late_y_off_boundaries(v, launch, m, n, pair, op, aligned)
+        launch = self.late_y_off_boundaries(v, launch, n, pair, op, aligned)
         return self.element_strided(v, launch, m, n, pair, op, facts)
 
     @staticmethod
@@ -990,16 +990,15 @@ class Planner:
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
 
     @staticmethod
-    def late_y_off_boundaries(v: registry.Variant, launch: Launch, m: int, n: int, pair, op: str,
-                              aligned: bool) -> Launch:
+    def late_y_off_boundaries(v: registry.Variant, launch: Launch, n: int, pair, op: str, aligned: bool) -> Launch:
         """The launch of the kernel's late-y twin (registry: late_y; split_row's R = 1 -> 2 on log_softmax's
-        gradient clusters) on the same block and grid, for LATE_Y_FROM_ROWS rows or more of LATE_Y_ITEMSIZES
-        elements, rows of y (and dy, at y's phase) that are not all whole chunks on 16-byte boundaries
-        (`aligned`: they start on one); else the launch as it is. The twin computes the same values in the same order; its fewer registers (bfloat16 48 -> 40, sm_90)
-        move no layout, which the kernel it replaces set."""
+        gradient clusters) on the same layout and block, for rows of LATE_Y_ITEMSIZES elements of y (and dy, at
+        y's phase) that are not all whole chunks on 16-byte boundaries (`aligned`: they start on one); else the
+        launch as it is. The twin computes the same values in the same order. Its fewer registers (bfloat16 48 ->
+        40, sm_90) move no layout, which the kernel it replaces set; the grid a launch loops on follows the
+        registers of the kernel it runs (api.persistent)."""
         whole = aligned and n % (16 // pair[0].itemsize) == 0
-        if (op != registry.LOG_SOFTMAX_BACKWARD or whole or pair[0].itemsize not in LATE_Y_ITEMSIZES
-                or m < LATE_Y_FROM_ROWS):
+        if op != registry.LOG_SOFTMAX_BACKWARD or whole or pair[0].itemsize not in LATE_Y_ITEMSIZES:
             return launch
         twin = (launch.knobs[0], 2, *launch.knobs[2:]) if launch.knobs[1:2] == (1,) else None
         return launch if twin not in v.late_y else dataclasses.replace(launch, knobs=twin)

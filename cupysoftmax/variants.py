@@ -63,8 +63,8 @@ class Variant:
     # Knob sets of `knobs` compiled only where clusters exist, besides C > 1 (split_row's folds and its grid
     # launches, which cut only layouts of clusters).
     cluster_only: tuple[tuple[int, ...], ...] = ()
-    # Knob sets of `backward_knobs` compiled for one gradient alone: (op, knob sets) (split_row's grid, for
-    # log_softmax's gradient only).
+    # Knob sets of `backward_knobs` compiled for one gradient alone: (op, knob sets) (split_row's grid and its
+    # clusters' late-y twins, for log_softmax's gradient only).
     gradient_only: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...] = ()
     # Knob sets of its gradient kernels' late-y twins (split_row's R = 2 clusters), each the twin of the knob set
     # with the same K and C and R = 1 (Planner.late_y_off_boundaries).
@@ -247,7 +247,7 @@ VARIANTS: dict[str, Variant] = {
             "past the peers", reads=1,
             # (K chunks per thread, R logical threads a thread folds, C): folds (R = 4, and R = -4 below) only
             # in one block (C = 1) of K = 8, for rows that clusters may also take (planner: SPLIT_FOLD); the
-            # gradients fold none.
+            # gradients fold none (their R = 2 on clusters is log_softmax's late-y twin: SPLIT_LATE_Y).
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
             # registers (its R = 1 twin takes them: plain_knob; where= may take K = 4, planner.SPLIT_MASKED_ITEMS);
             # R = -4 the plain fold (its twin R = 4).

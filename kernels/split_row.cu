@@ -29,7 +29,8 @@
 // (O = 0), for calls without them; C = 0 (O = 1) reads them.
 //
 // Folds (R > 1, one block; R < 0 folds -R, plain: below; clusters fold
-// none, R = -1 there is ONE_PASS, below): thread t stands
+// none, R = -1 there is ONE_PASS, below, and the gradients' R = 2 their
+// late-y twin): thread t stands
 // for the row's R logical threads t + r * blockDim.x, T = R * blockDim.x of
 // them, and its chunk j belongs to
 // logical thread t + (j % R) * blockDim.x, which thus owns the chunks

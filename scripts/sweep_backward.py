@@ -6,7 +6,8 @@ row in registers, on the grid api.plan would give it (the clusters the GPU
 holds, where rows are at least twice them: Planner.persistent), checked against the
 float64 reference on sample rows and timed with bench.median_ms; the planner's
 pick is starred. One line a
-candidate: knobs (K, R, C) (R = 1: the gradients fold no rows), threads, registers, time, % of copy, error ratio.
+candidate: knobs (K, R, C) (R = 1: the gradients fold no rows; R = 2: log_softmax's late-y twin), threads,
+registers, time, % of copy, error ratio.
 Usage: python scripts/sweep_backward.py [--op log_softmax_backward] [M N dtype]...   (default: softmax_backward on
 the shapes below)
 """
