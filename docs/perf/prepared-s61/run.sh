@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Prepared in session 61: float32 gradients of 129-256 chunks (N 513-1024) on warp_rows (32, 8), where torch.compile's
+# one warp a row leads split_row's block a row (4096 x 1024 float32 softmax_backward 14.7 against 13.9 us in the suite
+# at 9711864). From the checkout's root on the device, about 4 minutes warm, logs under $OUT:
+#   1. scripts/probe_gradient_layouts.py in the checkout and with bound.diff (warp_rows' float32 (32, 8) gradient on
+#      whole chunks held to three 256-thread blocks an SM: 80 registers in place of 92, no spills), beside auto,
+#      torch and torch.compile;
+#   2. auto in the checkout against bound.diff + widegrad.diff (auto sends those gradients to warp_rows, at any
+#      phase, so that a row's bits do not depend on where it lies): rows in phase, out of phase (N = 1023) and many;
+#   3. the gradient and determinism GPU tests on bound + widegrad (test_planner's gradient cases will name the old
+#      route: update them with the rule if it lands).
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+root=$PWD here=$PWD/docs/perf/prepared-s61 t=/tmp/s62
+rm -rf $t; mkdir -p $t/base $t/bound $t/wide
+for d in base bound wide; do cp -r cupysoftmax kernels tests scripts $t/$d/; done
+(cd $t/bound && patch -s -p1 < $here/bound.diff) || { echo "bound.diff failed"; exit 1; }
+(cd $t/wide && patch -s -p1 < $here/bound.diff && patch -s -p1 < $here/widegrad.diff) || { echo "widegrad.diff failed"; exit 1; }
+S="4096:1024:float32:softmax_backward 4096:1024:float32:log_softmax_backward 4096:768:float32:softmax_backward
+65536:1024:float32:softmax_backward"
+for d in base bound; do
+  echo "## $d"; (cd $t/$d && PYTHONPATH=$t/$d timeout 120 python3 scripts/probe_gradient_layouts.py $S)
+done 2>&1 | tee $OUT/layouts.txt
+cd $root && PYTHONPATH=$root timeout 200 python3 scripts/ab_trees.py --rounds 3 --cases "4096x1024xfloat32:softmax_backward
+4096x1024xfloat32:log_softmax_backward 4096x768xfloat32:softmax_backward 4096x516xfloat32:log_softmax_backward
+4096x1023xfloat32:softmax_backward 16384x1024xfloat32:log_softmax_backward 65536x1024xfloat32:softmax_backward" \
+  $t/base $t/wide 2>&1 | tee $OUT/ab.txt
+(cd $t/wide && PYTHONPATH=$t/wide timeout 200 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 14 \
+  tests/test_gpu_gradients.py tests/test_gpu_determinism.py > $OUT/tests.txt 2>&1; echo "tests: rc $?")
+tail -3 $OUT/tests.txt
