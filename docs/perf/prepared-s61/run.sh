@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 61: float32 gradients of 129-256 chunks (N 513-1024) on warp_rows (32, 8), where torch.compile's
 # one warp a row leads split_row's block a row (4096 x 1024 float32 softmax_backward 14.7 against 13.9 us in the suite
-# at 9711864). From the checkout's root on the device, about 4 minutes warm, logs under $OUT:
+# at 9711864). From the checkout's root on the device, about 5 minutes warm, logs under $OUT:
 #   1. scripts/probe_gradient_layouts.py in the checkout and with bound.diff (warp_rows' float32 (32, 8) gradient on
 #      whole chunks held to three 256-thread blocks an SM: 80 registers in place of 92, no spills), beside auto,
 #      torch and torch.compile;
@@ -9,6 +9,9 @@
 #      phase, so that a row's bits do not depend on where it lies): rows in phase, out of phase (N = 1023) and many;
 #   3. the gradient and determinism GPU tests on bound + widegrad (test_planner's gradient cases will name the old
 #      route: update them with the rule if it lands).
+#   4. auto at 8192 x 50256 and 50257 bfloat16, forward and softmax_backward: do rows off 16-byte boundaries cost the
+#      least shapes of the suites (softmax 88.5%, softmax_backward 86.1% of copy) what they cost log_softmax's
+#      gradient before its late-y twin (4-16%, session 60)?
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 root=$PWD here=$PWD/docs/perf/prepared-s61 t=/tmp/s62
@@ -28,3 +31,6 @@ cd $root && PYTHONPATH=$root timeout 200 python3 scripts/ab_trees.py --rounds 3 
 (cd $t/wide && PYTHONPATH=$t/wide timeout 200 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider -n 14 \
   tests/test_gpu_gradients.py tests/test_gpu_determinism.py > $OUT/tests.txt 2>&1; echo "tests: rc $?")
 tail -3 $OUT/tests.txt
+cd $root && for op in softmax log_softmax softmax_backward; do for n in 50256 50257; do
+  PYTHONPATH=$root python3 -m cupysoftmax time 8192 $n --dtype bfloat16 --op $op | grep -v "^variant"
+done; done 2>&1 | tee $OUT/rows-off-boundaries.txt
