@@ -444,7 +444,8 @@ BACKWARD_MIN_BLOCKS_PER_SM = 2
 # 8192 x 50257 688 -> 628 (84% -> 93% of copy), float16 730 -> 634 (on (4, 8) of 224 threads), 2048 x 50257 173
 # -> 162, 4096 x 65537 458 -> 406, 4096 x 40001 263 -> 250, 512 x 50257 47.0 -> 45.0, 128 x 50257 16.8 -> 16.3;
 # 96 rows tied (14.5), and fewer lost 0.1-0.4 us (64 x 50257 10.2 -> 10.3, float16 10.0 -> 10.3; 8 x 50257 6.9 ->
-# 7.3): a floor of 128 rows is prepared, not yet run on a GPU (docs/perf/prepared-s60/). On rows of whole chunks
+# 7.3). A floor of 128 rows (R = 1 below it), timed against this in session 61, moved those rows 0.1-0.3 us both
+# ways (docs/perf/late-y-floor-s61-h200.txt), so the twin serves from one row. On rows of whole chunks
 # it lost: 8192 x 50256 607 -> 616, 4096 x 65536 389 -> 416, 4096 x 40000 237 -> 250, 4096 x 65528 380 -> 410.
 # float32 lost at 8192 x 50257 (1190 -> 1236), and so did clusters of 16 (128 x 128256 bfloat16 26.5 -> 28.2) and
 # K = 8 (docs/perf/late-y-prefetch-s59-h200.txt).
