@@ -15,12 +15,14 @@ for n in 50256 50257; do
   ncu -i /tmp/rep$n.ncu-rep --page source --csv --print-source sass > $OUT/source-$n.csv 2>&1; echo "src rc $?"
   ls -la $OUT/source-$n.csv
 done
-grep -E "Duration|DRAM Throughput|Warp Cycles Per Issued|Executed Instructions  |Achieved Occupancy|Stall|L2 Hit" $OUT/details-*.txt | head -60
-# Then part-chunk.diff (a part chunk's element loads all issued before any merge), auto against the checkout.
-t=/tmp/s62; rm -rf $t; mkdir -p $t/base $t/part
-for d in base part; do cp -r cupysoftmax kernels tests scripts pyproject.toml $t/$d/; done
+grep -E "Duration|DRAM Throughput|Warp Cycles Per Issued|Executed Instructions  |Achieved Occupancy|Stall|L2 Hit" $OUT/details-*.txt | head -24
+# Then part-chunk.diff (a part chunk's element loads all issued before any merge) and part-word.diff (2-byte part
+# chunks a 4-byte word at a time), auto against the checkout.
+t=/tmp/s62; rm -rf $t; mkdir -p $t/base $t/part $t/word
+for d in base part word; do cp -r cupysoftmax kernels tests scripts pyproject.toml $t/$d/; done
 (cd $t/part && patch -s -p1) < docs/perf/prepared-s62/part-chunk.diff || echo "part-chunk.diff failed"
+(cd $t/word && patch -s -p1) < docs/perf/prepared-s62/part-word.diff || echo "part-word.diff failed"
 for c in 8192x50257xbfloat16:softmax_backward 8192x50256xbfloat16:softmax_backward 8192x50257xbfloat16:softmax \
-    8192x50257xbfloat16:log_softmax_backward 4096x65537xbfloat16:softmax_backward 4096x1021xfloat32:softmax_backward; do
-  timeout 100 python3 scripts/ab_trees.py --rounds 2 --cases "$c" $t/base $t/part
+    4096x65537xbfloat16:softmax_backward; do
+  timeout 110 python3 scripts/ab_trees.py --rounds 2 --cases "$c" $t/base $t/part $t/word
 done 2>&1 | tee $OUT/ab-part.txt
