@@ -363,17 +363,34 @@ __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefe
 // nothing to a max or to a sum of exponentials; the backward kernels pad
 // with zeros). `whole` (a constant where given): the caller knows chunk c
 // lies inside the row (shift 0, n a multiple of V), so the element path is
-// not compiled.
-template <typename T, typename Load = PlainLoad>
+// not compiled. PART_WORDS: a 2-byte part chunk is read a word at a time
+// (below: split_row's softmax_backward, which says where and why); the other
+// kernels keep the element path, and their PTX stays as it was.
+template <bool PART_WORDS = false, typename T, typename Load = PlainLoad>
 __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {},
                                              const Vec<T>& pad = padding_chunk<T>(), bool whole = false) {
     constexpr int V = Vec<T>::size;
     const int e0 = c * V - shift;
     if (whole || (e0 >= 0 && e0 + V <= n)) return load(row + e0);
     Vec<T> out = pad;
+    if constexpr (PART_WORDS && sizeof(T) == 2) {
+        // A part chunk of 2-byte values a word at a time: a word whose two elements lie in the row in one 4-byte
+        // load (the chunk starts on a 16-byte boundary), at most one word at each end of the row by halves. Its
+        // elements one at a time, each merged into its word as it landed, made the thread holding a row's part
+        // chunk wait for each load before the next went out, and the row's sum wait for that thread.
 #pragma unroll
-    for (int k = 0; k < V; ++k)
-        if (e0 + k >= 0 && e0 + k < n) out.set(k, row[e0 + k]);
+        for (int i = 0; i < 4; ++i) {
+            const int a = e0 + 2 * i;
+            const bool low = a >= 0 && a < n, high = a + 1 >= 0 && a + 1 < n;
+            if (low && high) out.w[i] = *reinterpret_cast<const unsigned*>(row + a);
+            else if (low) out.set(2 * i, row[a]);
+            else if (high) out.set(2 * i + 1, row[a + 1]);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (e0 + k >= 0 && e0 + k < n) out.set(k, row[e0 + k]);
+    }
     return out;
 }
 
@@ -617,14 +634,14 @@ struct Held<A, T, K, LOG, R, false, P, S> {
 };
 
 // The K chunks first, first + stride, ... of a row, `pad` (-inf) from `end` on.
-template <typename T, int K, typename Load = PlainLoad>
+template <bool PART_WORDS = false, typename T, int K, typename Load = PlainLoad>
 __device__ __forceinline__ void load_chunks(Vec<T> (&v)[K], const T* __restrict__ row, int n, int shift, int first,
                                             int stride, int end, Load load = {},
                                             const Vec<T>& pad = padding_chunk<T>(), bool whole = false) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
         const int c = first + j * stride;
-        v[j] = c < end ? load_chunk(row, n, shift, c, load, pad, whole) : pad;
+        v[j] = c < end ? load_chunk<PART_WORDS>(row, n, shift, c, load, pad, whole) : pad;
     }
 }
 
