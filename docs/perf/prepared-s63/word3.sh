@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # part-word-grad.diff (this folder: part-word.diff of prepared-s62 on split_row's softmax_backward alone; every other
 # kernel compiles as in the checkout) against the checkout, on the H200: STEPS names the steps, run in order.
+# Ran in session 63 (PERFORMANCE.md, "sixty-third"; docs/perf/part-words-s63-h200.txt). Landed at c4b8663, narrowed to clusters
+# of up to 8 blocks (clusters of 16 lost on the registers alone).
 #   tests: the GPU tests on the word tree (about 150 s warm)
 #   grad:  auto on 2-byte softmax_backward rows, 2 rounds (about 300 s; 4096 x 65537 and 65536 take ~10 s a run)
 set -uo pipefail
