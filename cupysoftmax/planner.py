@@ -465,9 +465,10 @@ LATE_Y_ITEMSIZES = (2,)
 # 3584 in 16 blocks of 224 (docs/perf/sweep-backward-h100.txt). The suite at
 # 3139e15: 94% and 99% of copy (58% and 91% at 98438db;
 # docs/perf/suite-log-softmax-backward-3139e15-h100.md).
-# softmax_backward's 2-byte cluster kernels up to C = 8 read part chunks by words since session 63 (52
-# registers, sm_90: kernels/split_row.cu), and auto moved 8192 x 50257 bfloat16 to 8 blocks of 224 threads on the
-# H200 (87% -> 95% of copy there; PERFORMANCE.md, "sixty-third").
+# softmax_backward's 2-byte kernels of up to C = 8 blocks (the one-block kernel too) read part chunks by words
+# since session 63 (kernels/split_row.cu): K = 4 at 52 registers on the H200 (53 from NVRTC on the CPU machine),
+# and auto moved 8192 x 50257 bfloat16 to 8 blocks of 224 threads there (87% -> 95% of copy; PERFORMANCE.md,
+# "sixty-third").
 
 # auto: by the 16-byte chunks a row spans, the variant to try first; then the
 # rest of AUTO_ORDER. warp_rows packs short rows several to a warp; split_row

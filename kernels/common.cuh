@@ -229,8 +229,10 @@ template <typename A> __device__ __forceinline__ MaxSum<A> block_max_sum(MaxSum<
 // before its first element: chunk c holds elements [c*V - shift, c*V - shift + V)
 // where V = 16 / sizeof(T) and `shift` is the row's misalignment in elements.
 // Whole chunks inside the row move as one 16-byte access; the partial first and
-// last chunks move element by element and are padded with -inf. So any N, and
-// views such as x[:, 1:], are served without reading outside the row.
+// last chunks move element by element (or, for some 2-byte kernels, a word at a
+// time: load_chunk's PART_WORDS) and are padded (-inf, or zeros in the
+// gradients). So any N, and views such as x[:, 1:], are served without reading
+// outside the row.
 
 // Storage types as raw bits, and back.
 template <typename T> struct Bits;
@@ -363,9 +365,9 @@ __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefe
 // nothing to a max or to a sum of exponentials; the backward kernels pad
 // with zeros). `whole` (a constant where given): the caller knows chunk c
 // lies inside the row (shift 0, n a multiple of V), so the element path is
-// not compiled. PART_WORDS: a 2-byte part chunk is read a word at a time
-// (below: split_row's softmax_backward, which says where and why); the other
-// kernels keep the element path, and their PTX stays as it was.
+// not compiled. PART_WORDS: a 2-byte part chunk is read a word at a time (the
+// branch below); split_row.cu's split_row_backward (kPartWords) says which of
+// its kernels set it and why; the other kernels keep the element path.
 template <bool PART_WORDS = false, typename T, typename Load = PlainLoad>
 __device__ __forceinline__ Vec<T> load_chunk(const T* __restrict__ row, int n, int shift, int c, Load load = {},
                                              const Vec<T>& pad = padding_chunk<T>(), bool whole = false) {

@@ -580,13 +580,14 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
     // dy's loads are out (planner.LATE_Y_ITEMSIZES has the measurements). A row's bits are the same either way.
     static_assert(!LATE_Y || LOG, "softmax's gradient needs y in its sum");
     constexpr bool kPrefetchY = LATE_Y && C > 1;
-    // softmax's gradient reads a 2-byte part chunk a word at a time (common.cuh's load_chunk), where the thread
-    // holding it kept the row's tree waiting element by element. H200, auto each side (PERFORMANCE.md,
-    // "sixty-third"), us, bfloat16: 8192 x 50257 668.5 -> 615.1 (87% -> 95% of copy; registers 48 -> 52 move it
-    // from (4, 1, 4) on 416 threads to (4, 1, 8) on 224), 4096 x 16383 110.4 -> 95.7, 128 x 50257 16.6 -> 15.0.
-    // Clusters of 16 keep the element path: there the registers alone lost (32 x 128256, whole chunks, 10.5 ->
-    // 11.9 on the same launch). So does log_softmax's gradient: its R = 1 kernel's registers set the layout its
-    // late-y twin runs on, and the twin lost on the moved one (8192 x 50257 629.9 -> 633.9, session 62).
+    // softmax's gradient (one block, and clusters of up to 8) reads a 2-byte part chunk a word at a time
+    // (common.cuh's load_chunk), where the thread holding it kept the row's tree waiting element by element. H200,
+    // auto each side (PERFORMANCE.md, "sixty-third"), us, bfloat16: 8192 x 50257 668.5 -> 615.1 (87% -> 95% of
+    // copy; registers 48 -> 52 move it from (4, 1, 4) on 416 threads to (4, 1, 8) on 224), 4096 x 16383 110.4 ->
+    // 95.7 (one block), 128 x 50257 16.6 -> 15.0. Clusters of 16 keep the element path: there the registers alone
+    // lost (32 x 128256, whole chunks, 10.5 -> 11.9 on the same launch). So does log_softmax's gradient: its R = 1
+    // kernel's registers set the layout its late-y twin runs on, and the twin lost on the moved one (8192 x 50257
+    // 629.9 -> 633.9, session 62).
     constexpr bool kPartWords = !LOG && C < 16;
     __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
     __shared__ A group_sums[2][Tree::kGroups];
