@@ -227,6 +227,22 @@ SPLIT_CLUSTER_MIN_CHUNKS = 4096
 # registers for 1024 threads).
 SPLIT_FOLD = 4
 SPLIT_FOLD_ITEMS = 4
+# A plain call's one-block fold of SPLIT_FOLD on a block its SM holds once (1024 threads, 2-byte rows past 8192
+# chunks): the fold of 2 x SPLIT_FOLD logical threads a thread on half the threads, the same logical threads, so
+# the same layout and bits (kernels/split_row.cu, Folds), two blocks an SM, so that one block's loads overlap the
+# other's exponentials. By element size, the rows' chunks (bounds exclusive), and at least
+# SPLIT_HALVED_FOLD_ROWS rows an SM: fewer leave an SM a block or none, which half the threads serve slower.
+# Calls with options keep the fold of SPLIT_FOLD (the halved fold's twin that reads them spilled). H200,
+# 2026-12-03, docs/perf/prepared-s64/fold8.py with the transposed fold reduction (docs/perf/fold8-s65-h200.txt),
+# us, the fold on 1024 threads -> on 512, bfloat16 softmax unless named: 4096 x 65537 336.1 -> 286.6, float16
+# log_softmax 314.0 -> 282.8; 4096 x 72000 330.6 -> 299.6; 76000 360.7 -> 317.2. Past the bound: 80000
+# 356.0 -> 353.2 (level), 86016 377.1 -> 441.3. By rows at 65537: 264 28.4 -> 26.6, 198 26.4 -> 24.7; below
+# them 132 16.5 -> 17.3, 66 14.0 -> 15.3. float32 (before that reduction, fold8-s64-h200.txt), not taken: 4096 x
+# 32769 279.5 -> 277.1, 4096 x 40000 324.2 -> 330.1.
+SPLIT_HALVED_FOLD = (
+    (2, (8192, 9600)),  # 65529-76792 elements off 16-byte boundaries: 76000 the longest row measured to gain
+)
+SPLIT_HALVED_FOLD_ROWS = 1.5  # 198 rows on 132 SMs gained, 132 lost
 # A call with where= whose row one block holds in registers at K = 8: K = 4
 # on twice the threads, by the row's chunks (Planner.with_mask_layout;
 # float32 and 2-byte rows, not float64 nor half in, float32 out: not
@@ -900,6 +916,8 @@ class Planner:
         (element_strided). `facts` as_launched gives them."""
         laid_out = aligned or self.plain_slots(v, op, fused)  # plain calls: rows of any phase as aligned ones
         launch = self.with_options(v, self.rules[v.launch](v, m, n, pair, facts, laid_out, op), fused)
+        if not fused:
+            launch = self.with_halved_fold(v, launch, m, n, pair, laid_out, facts, op)
         if masked:
             launch = self.with_mask_layout(v, launch, n, pair, aligned, facts, op)
         if masked:
@@ -928,6 +946,30 @@ class Planner:
         most 255 registers takes; split_row: plain_block keeps the twin's block."""
         twin = v.twin_with_options(launch.knobs) if fused else None
         return launch if twin is None else dataclasses.replace(launch, knobs=twin)
+
+    def with_halved_fold(self, v: registry.Variant, launch: Launch, m: int, n: int, pair, aligned: bool,
+                         facts: FactsFn, op: str) -> Launch:
+        """A plain call's launch of split_row's plain fold on one block an SM: the fold of twice the logical threads a
+        thread on half the threads (SPLIT_HALVED_FOLD), where its rows, element size and chunks are the table's and
+        two of its blocks fit an SM; else the launch as it is. The same logical threads, so the same bits, whatever
+        the number of rows."""
+        if v.name != "split_row" or v.gridded(launch.knobs) or pair[0] != pair[1]:
+            return launch
+        k, r, c = launch.knobs
+        halved, chunks = (k, 2 * r, c), self._chunks(n, pair, aligned)
+        if (r != -SPLIT_FOLD or c != 1 or halved not in v.knob_sets(op, self.device.compute_capability)
+                or m < SPLIT_HALVED_FOLD_ROWS * self.device.sms
+                or not any(size == pair[0].itemsize and lo < chunks < hi for size, (lo, hi) in SPLIT_HALVED_FOLD)):
+            return launch
+        kernel, half = facts(v.name, halved), launch.block // 2
+        extra = _ceil_div(chunks, half) - k
+        smem = extra * half * 16
+        if (self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem) >= 2
+                or half > _block_most(kernel) or smem > self.device.smem_per_block_optin - kernel.static_smem
+                or self.blocks_per_sm(half, kernel, smem) < 2):
+            return launch
+        return dataclasses.replace(launch, knobs=halved, block=half, smem=smem,
+                                   args=(numpy.int32(extra), *launch.args[1:]))
 
     def with_mask_layout(self, v: registry.Variant, launch: Launch, n: int, pair, aligned: bool, facts: FactsFn,
                          op: str) -> Launch:

@@ -171,8 +171,10 @@ WARP_ROWS_ELEMENT_STRIDED = ((dtypes.FLOAT32, SOFTMAX, (*_F32_STRIDED, (32, 1)))
                              (dtypes.FLOAT64, SOFTMAX, (*_F64_STRIDED, (8, 2))),
                              (dtypes.FLOAT64, LOG_SOFTMAX, _F64_STRIDED))
 SPLIT_UNFOLDED = tuple((k, 1, c) for k in (2, 4, 8) for c in (1, 2, 4, 8, 16))
-# compiled for every pair (the planner folds no float64 row); R = -4 its plain twin, the options compiled out
-SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1))
+# compiled for every pair (the planner folds no float64 row); R = -4 its plain twin, the options compiled out;
+# R = -8 the plain fold's launch on half the threads (planner: SPLIT_HALVED_FOLD), plain only: its twin with
+# options, (8, 8, 1), spilled 84 bytes (bfloat16 softmax, sm_90)
+SPLIT_FOLDED = ((8, 4, 1), (8, -4, 1), (8, -8, 1))
 SPLIT_PLAIN = tuple((k, 0, 1) for k in (2, 4, 8))  # R = 0: one block, the options and the shared-memory part compiled out
 SPLIT_GRID = tuple((k, 1, 0) for k in (2, 4, 8)) + ((8, 4, 0),)  # C = 0: the row's blocks anywhere on the grid, (K, G, 0)
 SPLIT_GRID_FOLDED = ((8, -2, 0),)  # G = -2: a thread folds two logical threads there (planner.SPLIT_GRID_FOLD)
@@ -250,7 +252,8 @@ VARIANTS: dict[str, Variant] = {
             # gradients fold none (their R = 2 on clusters is log_softmax's late-y twin: SPLIT_LATE_Y).
             # R = 0: the plain one-block kernel, for calls without options whose block holds the row in
             # registers (its R = 1 twin takes them: plain_knob; where= may take K = 4, planner.SPLIT_MASKED_ITEMS);
-            # R = -4 the plain fold (its twin R = 4).
+            # R = -4 the plain fold (its twin R = 4), R = -8 the same logical threads on half the threads
+            # (no twin: calls with options keep R = 4).
             # R = -1 on clusters writes every output from the row's (max, sum), as the grid does: the clusters
             # of a float-accumulating row no block holds (planner: SplitLayout.one_pass); clusters always read
             # the options. It differs from R = 1 only where R = 1 keeps exponentials (float32 softmax): the

@@ -205,6 +205,71 @@ template <int WIDTH = 32, typename A> __device__ __forceinline__ MaxSum<A> warp_
     return {m, warp_reduce<WIDTH>(rescale(t.s, t.m, m), SumOp<A>())};
 }
 
+// R values a lane (R a power of two, at most 32) reduced over the warp at once,
+// transposed: at each of the first log2(R) levels a lane keeps half of its
+// values (the upper half where its lane bit is set) and swaps the other half
+// with its partner, so a level moves half as many values as the one before;
+// then the lanes that share a value finish it with plain butterfly levels.
+// Lane l ends with value l / (32 / R)'s result (R = 4: lanes 0-7 value 0),
+// combined as lane 0 of R separate warp_reduce butterflies combines it: the
+// lower lane's half first at every level, so the same bits (op need not
+// commute). R - 1 + 5 - log2(R) shuffles in place of 5R (R = 4: 6 for 20).
+// split_row's folds reduce their pairs so (RowTree::reduce, warp_max_sum
+// below: a max, R shuffles to share the maxima, a sum): a row's first level,
+// one pair at a time, took 1280 warp shuffles for a fold of 4 on 1024 threads
+// or of 8 on 512, against 160 for the row unfolded on 512; transposed, 512 and
+// 416. H200, 2026-12-03
+// (docs/perf/transposed-folds-s64-h200.txt), auto, us: softmax 8192 x 50257
+// bfloat16 434.3 -> 424.2 (89% -> 91% of copy), 4096 x 40001 bfloat16 180.4
+// -> 175.5, 4096 x 65537 bfloat16 346.8 -> 336.4; float32 8192 x 50257 and
+// log_softmax 8192 x 50257 bfloat16 level. A fold of 8 on 512 threads
+// (fold8.py, two calls) at 4096 x 65537 bfloat16: 311.5 -> 286.5.
+template <int R, typename V, typename Op> __device__ __forceinline__ V warp_reduce_each(V (&v)[R], Op op) {
+    static_assert(R >= 1 && R <= 32 && (R & (R - 1)) == 0, "R: a power of two, at most 32");
+    const int lane = threadIdx.x & 31;
+    int lane_mask = 16;
+#pragma unroll
+    for (int half = R / 2; half > 0; half /= 2, lane_mask >>= 1) {
+        const bool upper = lane & lane_mask;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+            const V mine = upper ? v[i + half] : v[i];
+            const V theirs = shfl_xor(upper ? v[i] : v[i + half], lane_mask);
+            v[i] = upper ? op(theirs, mine) : op(mine, theirs);
+        }
+    }
+#pragma unroll
+    for (; lane_mask > 0; lane_mask >>= 1) {
+        const V theirs = shfl_xor(v[0], lane_mask);
+        v[0] = lane & lane_mask ? op(theirs, v[0]) : op(v[0], theirs);
+    }
+    return v[0];
+}
+
+// warp_max_sum of R pairs a lane at once (a thread's folds), transposed as
+// warp_reduce_each: lane l gets pair l / (32 / R)'s (max, sum) with the bits of
+// lane 0 of warp_max_sum on that pair alone. Every lane rescales its own sums
+// to their pairs' maxima, read from the lanes that hold them: lane 0's maxima,
+// where warp_max_sum's lanes each used their own, which differ at most in a
+// zero's sign (or a NaN's payload), and rescale gives the same bits for either.
+template <int R, typename A> __device__ __forceinline__ MaxSum<A> warp_max_sum(const MaxSum<A> (&t)[R]) {
+    A v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = t[r].m;
+    const A m = warp_reduce_each(v, MaxOp<A>());
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = rescale(t[r].s, t[r].m, __shfl_sync(0xffffffffu, m, r * (32 / R)));
+    return {m, warp_reduce_each(v, SumOp<A>())};
+}
+
+// split_row's `level` for RowTree: warp_max_sum of one pair, or of a fold's R pairs at once.
+struct MaxSumLevel {
+    template <typename A> __device__ __forceinline__ MaxSum<A> operator()(MaxSum<A> p) const { return warp_max_sum(p); }
+    template <int R, typename A> __device__ __forceinline__ MaxSum<A> operator()(const MaxSum<A> (&p)[R]) const {
+        return warp_max_sum(p);
+    }
+};
+
 // The same over a block (blockDim.x a multiple of 32); scratch holds 32 pairs,
 // the warps' maxima in .m and their sums in .s. The leading barrier lets a
 // caller reuse it for consecutive rows.
@@ -1585,7 +1650,9 @@ template <typename V> struct GridBoard {
 // groups (at most 16; on the grid 64: past 32, the first 32, the rest, then
 // the two), every level a butterfly (`level`: a warp's 32 values
 // reduced, every lane gets the result) with the missing lanes given
-// `identity`. So a row gets the same bits from every C and R that give the
+// `identity`; a fold's R values a lane go through `level` together
+// (warp_reduce_each: the same bits, fold r's on lane r * 32 / R). So a row
+// gets the same bits from every C and R that give the
 // same T, and the planner may pick them by the number of rows (batch
 // invariance). With T <= 1024 (one group) a level on the groups would change
 // nothing, so there is none. Where each lane reads from is worked out once
@@ -1642,14 +1709,23 @@ template <int C, int R = 1, int G = 1> struct RowTree {
                                         V (&groups)[2][kGroups], int parity, long long row = 0) const {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per_block = blockDim.x >> 5;
         const auto grid = [&] { return GridBoard<V>(board, rows, blocks, per_block * blocks * R, tag); };  // C = 0 alone
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const V w = level(v[r]);
-            if constexpr (C == 0) {  // logical warp r * (the row's warps) + this one
-                if (lane == 0) grid().write(row, (r * blocks + static_cast<int>(blockIdx.x % blocks)) * per_block + warp, w);
-            } else if (lane == 0) {
+        // fold r's warp value w (logical warp r * (the row's warps) + this one), from its lane
+        const auto put = [&](int r, const V& w) {
+            if constexpr (C == 0)
+                grid().write(row, (r * blocks + static_cast<int>(blockIdx.x % blocks)) * per_block + warp, w);
+            else
                 warps[parity][r * per_block + warp] = w;
+        };
+        if constexpr (R == 1) {  // the loop it was before folds reduced at once: written without it, ptxas gave
+                                 // float32 log_softmax (4, 0, 1) 35 registers for 40 (sm_90), the same instructions
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const V w = level(v[r]);
+                if (lane == 0) put(r, w);
             }
+        } else {  // a fold's R values through `level` at once (warp_reduce_each): fold r's on lane r * 32 / R
+            const V w = level(v);
+            if (lane % (32 / R) == 0) put(lane / (32 / R), w);
         }
         V g;
         if constexpr (C == 1) {

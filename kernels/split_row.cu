@@ -175,7 +175,7 @@ __device__ __forceinline__ void split_rows(const Tin* __restrict__ x, Tout* __re
     const long long clusters = gridDim.x / tree.blocks;  // rows at a time
     const int b = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
     const int threads = tree.blocks * b, first = static_cast<int>(blockIdx.x % tree.blocks) * b + t;  // the row's threads, this one
-    const auto level = [](State p) { return csm::warp_max_sum(p); };
+    const csm::MaxSumLevel level;  // a warp's (max, sum) of one pair, or of a fold's R pairs at once (csm::RowTree)
     // f(j, r) for each chunk K + j kept in shared memory, r its fold (a
     // constant once the inner loop is unrolled, so partials stay in registers)
     const auto each_cached = [&](auto f) {

@@ -758,6 +758,24 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
     assert folded == (folds if device is H100 else set())
 
 
+# SPLIT_HALVED_FOLD: a plain call's fold of 4 on one 1024-thread block an SM (2-byte rows past 8192 chunks) runs
+# as a fold of 8 on 512 threads, two blocks an SM, from 1.5 rows an SM (198 on the H100's 132 SMs); the same 4096 logical threads
+# (row_layout), so the same bits. 65537 bfloat16 off boundaries: 8194 chunks, 17 a thread, 9 in shared memory.
+@pytest.mark.parametrize("m, n, pair, fused, knobs, block, smem", [
+    (4096, 65537, BF16, False, (8, -8, 1), 512, 9 * 512 * 16),
+    (198, 76000, F16, False, (8, -8, 1), 512, 11 * 512 * 16),  # 9501 chunks: the longest row measured to gain
+    (4096, 65537, BF16, True, (8, 4, 1), 1024, 1024 * 16),  # options: the twin of the fold of 4 (8, 8, 1) is not built
+    (197, 65537, BF16, False, (8, -4, 1), 1024, 1024 * 16),  # fewer than 1.5 rows an SM
+    (4096, 80000, BF16, False, (8, -4, 1), 1024, 2 * 1024 * 16),  # past the table's chunks
+    (4096, 40000, F32, False, (8, -4, 1), 1024, 2 * 1024 * 16),  # float32 keeps the fold of 4
+], ids=["halved_fold_bf16_65537", "halved_fold_f16_76000_198_rows", "options_keep_the_fold_of_4",
+        "fold_of_4_below_1.5_rows_an_sm", "fold_of_4_past_the_table", "fold_of_4_float32"])
+def test_a_plain_fold_on_one_block_an_sm_halves_its_block(h100, m, n, pair, fused, knobs, block, smem):
+    launch = h100.plan("auto", m, n, pair, split_facts, aligned=False, fused=fused)
+    assert (launch.variant, launch.knobs, launch.block, launch.smem, launch.grid) == ("split_row", knobs, block, smem, m)
+    assert row_layout(launch) == (4096, "again")
+
+
 @pytest.mark.parametrize("m, n, pair, op", [(4, 16777220, F32, registry.SOFTMAX),
                                             (4, 4194304, F32, registry.SOFTMAX_BACKWARD),
                                             (64, 524288, F64, registry.SOFTMAX)],

@@ -29,9 +29,10 @@ for step in $steps; do
         4096x40001xbfloat16 4096x65537xbfloat16 4096x65537xfloat16:log_softmax 264x65537xbfloat16
         128x128256xbfloat16 8192x50257xfloat32 8x128256xbfloat16" $t/base $t/tf $t/hf 2>&1 | tee $OUT/ab-tf-hf.txt ;;
     fold8)
-      (cd $t/tf && PYTHONPATH=$t/tf python3 docs/perf/prepared-s64/fold8.py 4096 65537 bfloat16 softmax
-        4096 68000 bfloat16 softmax 4096 72000 bfloat16 softmax 4096 76000 bfloat16 softmax 4096 80000 bfloat16 softmax
-        4096 65537 float16 log_softmax 66 65537 bfloat16 softmax 132 65537 bfloat16 softmax 198 65537 bfloat16 softmax
+      # session 65: as first saved, these lines lacked the backslashes, so only the first shape ran
+      (cd $t/tf && PYTHONPATH=$t/tf python3 docs/perf/prepared-s64/fold8.py 4096 65537 bfloat16 softmax \
+        4096 68000 bfloat16 softmax 4096 72000 bfloat16 softmax 4096 76000 bfloat16 softmax 4096 80000 bfloat16 softmax \
+        4096 65537 float16 log_softmax 66 65537 bfloat16 softmax 132 65537 bfloat16 softmax 198 65537 bfloat16 softmax \
         264 65537 bfloat16 softmax) 2>&1 | tee $OUT/fold8-tf.txt | grep RESULT ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
