@@ -759,8 +759,9 @@ def test_split_row_cuts_a_row_the_same_way_for_any_number_of_rows(device, op, pa
 
 
 # SPLIT_HALVED_FOLD: a plain call's fold of 4 on one 1024-thread block an SM (2-byte rows past 8192 chunks) runs
-# as a fold of 8 on 512 threads, two blocks an SM, from 1.5 rows an SM (198 on the H100's 132 SMs); the same 4096 logical threads
-# (row_layout), so the same bits. 65537 bfloat16 off boundaries: 8194 chunks, 17 a thread, 9 in shared memory.
+# as a fold of 8 on 512 threads, two blocks an SM, from 1.5 rows an SM (198 on the H100's 132 SMs); the same 4096
+# logical threads (row_layout), so the same bits. 65537 bfloat16 off boundaries: 8194 chunks, 17 a thread, 9 in
+# shared memory.
 @pytest.mark.parametrize("m, n, pair, fused, knobs, block, smem", [
     (4096, 65537, BF16, False, (8, -8, 1), 512, 9 * 512 * 16),
     (198, 76000, F16, False, (8, -8, 1), 512, 11 * 512 * 16),  # 9501 chunks: the longest row measured to gain
