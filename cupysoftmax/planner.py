@@ -961,14 +961,11 @@ class Planner:
                 or m < SPLIT_HALVED_FOLD_ROWS * self.device.sms
                 or not any(size == pair[0].itemsize and lo < chunks < hi for size, (lo, hi) in SPLIT_HALVED_FOLD)):
             return launch
-        kernel, half = facts(v.name, halved), launch.block // 2
-        extra = _ceil_div(chunks, half) - k
-        smem = extra * half * 16
-        if (self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem) >= 2
-                or half > _block_most(kernel) or smem > self.device.smem_per_block_optin - kernel.static_smem
-                or self.blocks_per_sm(half, kernel, smem) < 2):
+        half = launch.block // 2
+        extra = self._twice_an_sm(facts(v.name, halved), half, k, chunks)
+        if extra is None or self.blocks_per_sm(launch.block, facts(v.name, launch.knobs), launch.smem) >= 2:
             return launch
-        return dataclasses.replace(launch, knobs=halved, block=half, smem=smem,
+        return dataclasses.replace(launch, knobs=halved, block=half, smem=extra * half * 16,
                                    args=(numpy.int32(extra), *launch.args[1:]))
 
     def with_mask_layout(self, v: registry.Variant, launch: Launch, n: int, pair, aligned: bool, facts: FactsFn,
@@ -1402,12 +1399,20 @@ class Planner:
             return None
         kernel = facts(v.name, knobs)
         half = _block_most(kernel) // 2
-        extra = _ceil_div(chunks, half) - knobs[0]
-        if (extra <= 0 or self.blocks_per_sm(threads, kernel, 0) >= 2
-                or extra * half * 16 > self.device.smem_per_block_optin - kernel.static_smem
-                or self.blocks_per_sm(half, kernel, extra * half * 16) < 2):
+        extra = self._twice_an_sm(kernel, half, knobs[0], chunks)
+        if extra is None or extra <= 0 or self.blocks_per_sm(threads, kernel, 0) >= 2:
             return None
         return half, extra
+
+    def _twice_an_sm(self, kernel: KernelFacts, threads: int, k: int, chunks: int) -> int | None:
+        """The chunks S a thread keeps in shared memory when a block of `threads` of `kernel`, K = k in registers,
+        holds a row of `chunks`, where two such blocks fit an SM (_two_blocks_an_sm, with_halved_fold); else None."""
+        extra = _ceil_div(chunks, threads) - k
+        smem = extra * threads * 16
+        if (threads > _block_most(kernel) or smem > self.device.smem_per_block_optin - kernel.static_smem
+                or self.blocks_per_sm(threads, kernel, smem) < 2):
+            return None
+        return extra
 
     def _gradient_layouts(self, v, chunks, sizes, facts, op) -> list:
         """The gradients' launches at BACKWARD_ITEMS chunks a thread with BACKWARD_BLOCKS_PER_SM blocks
