@@ -184,16 +184,39 @@ SPLIT_ITEMS = (
 # sweep of 2026-11-22, clean L2: 4096 x 32768 float32 at C = 1 99% of copy,
 # C = 2 89%; 8192 x 50257 at C = 1 with a shared-memory part 97%, C = 8 74%).
 SPLIT_ROWS_PER_SM = 1
-# With fewer rows, but at least SPLIT_BLOCK_ROWS, one block per row still wins
-# where it holds the row (registers, or registers and shared memory): a
-# cluster's blocks wait for each other, and the GPU places fewer clusters at
-# once than blocks (cuOccupancyMaxActiveClusters: 30 clusters of four
-# 1024-thread blocks, 120 of 132 SMs). H100 sweep of 2026-11-22 (clean L2;
-# scripts/sweep_configs.py prints those counts), float32 at N = 32000: 128 rows
-# C = 1 82% of copy, best cluster 69%; 64 rows 70% against 66%; 32 rows 61%
-# against 65%; 8 rows 48% against 62%. 128 x 128256 bfloat16 (a shared-memory
-# part): C = 1 73%, best cluster 57%.
+# With fewer rows, but at least SPLIT_BLOCK_ROWS_PER_SM an SM, one block per
+# row still wins where it holds the row (registers, or registers and shared
+# memory): a cluster's blocks wait for each other, and the GPU places fewer
+# clusters at once than blocks (cuOccupancyMaxActiveClusters: 30 clusters of
+# four 1024-thread blocks, 120 of 132 SMs). Below it, from SPLIT_BLOCK_ROWS
+# rows, the rule for fewer rows (the most blocks resident, below) with clusters
+# of at most SPLIT_FEW_ROWS_CLUSTER blocks: one block a row leaves SMs idle,
+# and clusters of 16 small blocks lose. H200, 2026-12-03
+# (scripts/probe_few_rows_clusters.py, docs/perf/few-rows-clusters-s66-h200.txt),
+# softmax, us, C = 1 (auto before) / C = 8 / C = 16: 64 x 32000 float32 9.9 /
+# 9.6 / 11.6; 64 x 50257 bfloat16 12.5 / 10.0 / 12.0 (log_softmax and scale=
+# alike); 64 x 128256 bfloat16 19.5 / 16.1 / 15.6; 80 x 50257 bfloat16 12.9 /
+# 11.1 / 12.7; 80 x 128256 bfloat16 20.3 / 18.1 / 17.9; 96 x 65536 bfloat16
+# 13.6 / 13.2 / 15.1; 100 x 16400 float32 8.9 / 8.7 / 10.9; but 128 rows (0.97
+# an SM) lose on clusters: 128 x 50257 float32 18.7 / 23.8 / 22.3, 128 x 128256
+# bfloat16 22.5 / 25.2 / 25.3, 128 x 32000 float32 12.7 / 13.2 / 16.3 (C = 2
+# 12.4).
+# Below SPLIT_BLOCK_ROWS the 16-block clusters are as fast or faster (48 x
+# 128256 bfloat16 13.1 against C = 8 13.9; 16 rows 8.4 against 9.2). Through
+# auto, before / after (scripts/ab_trees.py, docs/perf/few-rows-landed-s66-h200.txt):
+# 64 x 50257 bfloat16 12.3 / 9.9 us, 72 x 50257 float16 12.7 / 10.5, 64 x
+# 128256 bfloat16 19.2 / 15.8, 64 x 32000 float32 9.9 / 9.2, 104 x 32000 11.8 /
+# 11.4; 64 x 50257 float32 14.7 / 14.8. From 0.8 an SM (106 rows) C = 1 still
+# leads where it folds: 112 x 50257 bfloat16 13.3 against C = 8 14.0, though
+# 112 x 32000 float32 is level (12.0 / 11.9). The gradients' layouts of these
+# rows offer no C = 1, so no gradient launch changed (12168 plans on the tests'
+# made-up H100). The H100 sweep of 2026-11-22 behind the old bound of 64 rows,
+# with the kernels of then (clean L2; scripts/sweep_configs.py), float32 at N =
+# 32000: 128 rows C = 1 82% of copy, best cluster 69%; 64 rows 70% against 66%;
+# not measured again on the H100.
 SPLIT_BLOCK_ROWS = 64
+SPLIT_BLOCK_ROWS_PER_SM = 0.8
+SPLIT_FEW_ROWS_CLUSTER = 8
 # Rows no block holds, with at least SPLIT_BLOCK_ROWS rows: the smallest C
 # whose blocks fit SPLIT_BLOCKS_PER_SM to an SM where any does (a block that
 # fills an SM waits alone on its cluster's barrier). H100, 2026-11-23
@@ -1201,7 +1224,8 @@ class Planner:
                 if roomy := [launch for launch in launches if resident[launch] >= floor]:
                     launches = roomy
                     break
-        best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
+        one_block = any(launch.knobs[-1] == 1 for launch in launches)
+        best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts, one_block))
         return self._grid_launch(v, m, chunks, pair, layout, best, facts, op) or self.plain_block(v, best, facts, op)
 
     @staticmethod
@@ -1424,13 +1448,17 @@ class Planner:
         return ([launch for launch in fits if resident[launch] >= BACKWARD_BLOCKS_PER_SM]
                 or [launch for launch in fits if resident[launch] >= BACKWARD_MIN_BLOCKS_PER_SM])
 
-    def _cluster_rank(self, m, launch, facts):
-        """Smaller is better (see SPLIT_ROWS_PER_SM and SPLIT_BLOCK_ROWS)."""
+    def _cluster_rank(self, m, launch, facts, one_block: bool):
+        """Smaller is better (see SPLIT_ROWS_PER_SM, SPLIT_BLOCK_ROWS and SPLIT_BLOCK_ROWS_PER_SM); one_block: a
+        launch of one block a row is among those ranked."""
         c = launch.knobs[-1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
-        if m >= SPLIT_BLOCK_ROWS and c == 1:
-            return (-INF, c)
+        if one_block and m >= SPLIT_BLOCK_ROWS:
+            if c == 1 and m >= SPLIT_BLOCK_ROWS_PER_SM * self.device.sms:
+                return (-INF, c)
+            if c > SPLIT_FEW_ROWS_CLUSTER:
+                return (INF, c)
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 

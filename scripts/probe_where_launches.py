@@ -28,6 +28,16 @@ def candidates(planner, m, n, pair, chunks, orders=(1,)):
             if threads <= 1024 and threads >= 64:
                 yield planner._cluster_launch(v, m, (k, 1, c), threads, 0)
 
+def sampled_case(shape: str):
+    """(M, N, dtype, x, y, rows, host) for "MxNxdtype": a fresh random x, an output like it, up to 32 rows spread
+    over the batch and their float64 values for the reference."""
+    m, n, d = shape.split("x")
+    m, n, dt = int(m), int(n), dtypes.parse(d)
+    x = bench.random_input(m, n, dt)
+    rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 32)).astype(int))
+    return m, n, dt, x, cupy.empty_like(x), rows, cupy.asnumpy(x[rows]).astype(numpy.float64)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -42,13 +52,8 @@ def main():
     planner = api.planner(dev)
     records = []
     for s in a.shapes:
-        m, n, d = s.split("x")
-        m, n, dt = int(m), int(n), dtypes.parse(d)
-        pair = (dt, dt)
-        x = bench.random_input(m, n, dt)
-        y = cupy.empty_like(x)
-        rows = numpy.unique(numpy.linspace(0, m - 1, min(m, 32)).astype(int))
-        host = cupy.asnumpy(x[rows]).astype(numpy.float64)
+        m, n, dt, x, y, rows, host = sampled_case(s)
+        d, pair = dt.name, (dt, dt)
         chunks = _ceil_div(n, 16 // dt.itemsize)
         if a.scale is None:
             full = cupy.random.random((m, n)) < 0.7

@@ -35,7 +35,9 @@ SHAPES = [
     ("n20000_split_row_block_k8_one_pass", 3, 20000),
     ("n50257_split_row_cluster", 2, 50257),
     # one block a row, S > 0: float32 and float64 past registers, half precision two blocks an SM
-    ("m64_n50257_split_row_shared_memory_part", 64, 50257),
+    ("m106_n50257_split_row_shared_memory_part", 106, 50257),
+    # fewer rows than 0.8 an SM: the same row's threads over clusters of 8 (planner: SPLIT_BLOCK_ROWS_PER_SM)
+    ("m64_n50257_split_row_clusters_of_8", 64, 50257),
     ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters; two_pass by name
     # float32 past the 33 rows the grid holds at once: log_softmax folds two logical threads a thread there
     ("m34_n128256_split_row_grid_fold", 34, 128256),
@@ -171,11 +173,11 @@ def test_attention_masks_broadcast_over_leading_axes(rng, op, mask_shape, period
 # from PHASED_FROM bytes and PHASED_FROM_ROWS rows of x, both dropped to 0 here so that small shapes take it. By the
 # path the rows reach (on the H100 and H200): warp_rows, float64 split_row (N = 333); split_row's registers
 # (N = 4097); split_row's shared-memory part with the mask staged, float32 the fold that fetches its words early,
-# float64 clusters of 16 (64 x 50257). x contiguous at an odd row stride (Q = 16 / itemsize), a view one element in
+# float64 clusters of 16 (106 x 50257). x contiguous at an odd row stride (Q = 16 / itemsize), a view one element in
 # at an odd stride, and a view one element into a parent of whole 16-byte rows (Q = 1, every row off the mask's
 # phase). The copies must give the one row's bits.
 PHASED = [("n333_warp_rows_float64_split_row", 40, 333), ("n4097_split_row_registers", 9, 4097),
-          ("m64_n50257_split_row_shared_memory_part_float64_clusters", 64, 50257)]
+          ("m106_n50257_split_row_shared_memory_part_float64_clusters", 106, 50257)]
 PHASED_LAYOUTS = {"contiguous_odd_stride": lambda n: (n, 0), "view_one_element_in_odd_stride": lambda n: (n + 2, 1),
                   "view_one_element_in_whole_chunk_stride": lambda n: ((n + 1 + 7) // 8 * 8, 1)}
 
@@ -209,7 +211,7 @@ def test_one_row_for_all_goes_as_copies_at_x_rows_phases(rng, monkeypatch, op, d
 
 
 @pytest.mark.parametrize("variant, shape", [("warp_rows", (4, 100)), ("split_row", (4, 5000)),
-                                            ("split_row", (64, 50257)), ("two_pass", (4, 5000))],
+                                            ("split_row", (106, 50257)), ("two_pass", (4, 5000))],
                          ids=["warp_rows", "split_row_registers", "split_row_shared_memory_part", "two_pass"])
 @pytest.mark.parametrize("op", OPS)
 def test_kept_values_keep_the_semantics(rng, op, variant, shape):

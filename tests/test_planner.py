@@ -487,8 +487,10 @@ def split_facts(name, knobs):
                                            # the row's (max, sum) as the grid does (R = -1: no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (23, 128256, (8, -1, 16), 256, 0, 0),  # 368 blocks, 4 resident per SM (from 24 rows: the grid)
-     (64, 32000, (8, 0, 1), 1024, 0, 0),  # 64+ rows a block holds: no cluster
-     (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: clusters again
+     (106, 32000, (8, 0, 1), 1024, 0, 0),  # rows a block holds, 0.8 an SM and more: no cluster
+     (105, 32000, (8, 1, 8), 128, 0, 0),  # fewer: clusters of at most 8 (SPLIT_FEW_ROWS_CLUSTER)
+     (64, 32000, (8, 1, 8), 128, 0, 0),  # the same from SPLIT_BLOCK_ROWS rows
+     (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: the most blocks, clusters of 16
      (23, 100003, (8, -1, 16), 224, 0, 0),  # no block holds a float32 row: clusters, no fold (from 24 rows: the grid)
      (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
      (8, 16388, (8, 1, 16), 64, 0, 0),  # one chunk more: clusters, the most blocks resident
@@ -496,7 +498,7 @@ def split_facts(name, knobs):
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "23_rows_cluster16",
-         "64_rows_block_per_row", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
+         "106_rows_block_per_row", "105_rows_cluster8", "64_rows_cluster8", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -513,11 +515,14 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
      (8192, 40000, F16, (8, -4, 1), 512, 2),  # float16 alike (5000 chunks)
      (8192, 36864, BF16, (8, -4, 1), 512, 1),  # 4608 chunks: 576 threads, which the layout rounds up to 1024
      (8, 50257, BF16, (4, 1, 16), 128, 0),  # few rows: the fold's 2048 logical threads over a cluster of 16
+     (64, 50257, BF16, (4, 1, 8), 256, 0),  # fewer than 0.8 rows an SM, at least SPLIT_BLOCK_ROWS: clusters of 8
+     (106, 50257, BF16, (8, -4, 1), 512, 5),  # 0.8 an SM: one block a row, the fold on two blocks an SM
      (4096, 65536, BF16, (8, 0, 1), 1024, 0),  # 8192 chunks, SPLIT_TWO_BLOCKS' upper bound: registers alone
      (4096, 32000, F32, (8, 0, 1), 1024, 0),  # float32: not taken (SPLIT_TWO_BLOCKS)
      (4096, 16384, BF16, (8, 0, 1), 256, 0)],  # 2048 chunks: 256 threads, several blocks an SM already
     ids=["bf16_50257_two_blocks_an_sm", "f16_40000_two_blocks_an_sm", "bf16_36864_rounded_block_two_blocks_an_sm",
-         "bf16_50257_few_rows_fold_clusters",
+         "bf16_50257_few_rows_fold_clusters", "bf16_50257_64_rows_fold_clusters_of_8",
+         "bf16_50257_106_rows_two_blocks_an_sm",
          "bf16_65536_registers", "f32_32000_registers", "bf16_16384_registers"],
 )
 def test_split_row_two_blocks_an_sm_for_long_two_byte_rows(h100, m, n, pair, knobs, block, extra):
@@ -540,7 +545,7 @@ def test_split_row_plain_kernel_only_where_it_takes_the_block(h100):
         facts = split_facts(name, knobs)
         return dataclasses.replace(facts, num_regs=72, max_threads=max_threads(72)) if knobs[1] <= 0 else facts
 
-    assert h100.plan("split_row", 64, 32000, F32, heavier_plain).knobs == (8, 1, 1)  # 1024 threads
+    assert h100.plan("split_row", 106, 32000, F32, heavier_plain).knobs == (8, 1, 1)  # 1024 threads
     assert h100.plan("split_row", 4096, 4096, F32, heavier_plain).knobs == (8, 0, 1)  # 128 threads
     assert h100.plan("split_row", 4096, 65536, F32, heavier_plain).knobs == (8, 4, 1)  # a fold of 1024 threads
     assert h100.plan("split_row", 4096, 65536, F32, split_facts).knobs == (8, -4, 1)
