@@ -189,9 +189,13 @@ SPLIT_ROWS_PER_SM = 1
 # memory): a cluster's blocks wait for each other, and the GPU places fewer
 # clusters at once than blocks (cuOccupancyMaxActiveClusters: 30 clusters of
 # four 1024-thread blocks, 120 of 132 SMs). Below it, from SPLIT_BLOCK_ROWS
-# rows, the rule for fewer rows (the most blocks resident, below) with clusters
-# of at most SPLIT_FEW_ROWS_CLUSTER blocks: one block a row leaves SMs idle,
-# and clusters of 16 small blocks lose. H200, 2026-12-03
+# rows, the rule for fewer rows (the most blocks resident, below) among C = 1
+# and the cuts on clusters of at most SPLIT_FEW_ROWS_CLUSTER blocks, or of
+# blocks of at least SPLIT_FEW_ROWS_WIDE_BLOCK threads, with no shared-memory
+# part (Planner.few_rows_cuts): one block a row leaves SMs idle, and clusters of
+# 16 small blocks lose. float32 and 2-byte rows of one dtype in and out only:
+# the cuts measured (float64 and clusters with a shared-memory part were not).
+# H200, 2026-12-03
 # (scripts/probe_few_rows_clusters.py, docs/perf/few-rows-clusters-s66-h200.txt),
 # softmax, us, C = 1 (auto before) / C = 8 / C = 16: 64 x 32000 float32 9.9 /
 # 9.6 / 11.6; 64 x 50257 bfloat16 12.5 / 10.0 / 12.0 (log_softmax and scale=
@@ -203,20 +207,27 @@ SPLIT_ROWS_PER_SM = 1
 # 12.4).
 # Below SPLIT_BLOCK_ROWS the 16-block clusters are as fast or faster (48 x
 # 128256 bfloat16 13.1 against C = 8 13.9; 16 rows 8.4 against 9.2). Through
-# auto, before / after (scripts/ab_trees.py, docs/perf/few-rows-landed-s66-h200.txt):
-# 64 x 50257 bfloat16 12.3 / 9.9 us, 72 x 50257 float16 12.7 / 10.5, 64 x
-# 128256 bfloat16 19.2 / 15.8, 64 x 32000 float32 9.9 / 9.2, 104 x 32000 11.8 /
-# 11.4; 64 x 50257 float32 14.7 / 14.8. From 0.8 an SM (106 rows) C = 1 still
-# leads where it folds: 112 x 50257 bfloat16 13.3 against C = 8 14.0, though
-# 112 x 32000 float32 is level (12.0 / 11.9). The gradients' layouts of these
-# rows offer no C = 1, so no gradient launch changed (12168 plans on the tests'
-# made-up H100). The H100 sweep of 2026-11-22 behind the old bound of 64 rows,
+# auto, before / after (scripts/ab_trees.py, docs/perf/few-rows-landed-s66-h200.txt
+# with clusters of at most 8, then docs/perf/few-rows-wide-s66-h200.txt with
+# these cuts): 64 x 50257 bfloat16 12.3 / 9.9 us, 72 x 50257 float16 12.7 /
+# 10.5, 64 x 32000 float32 9.9 / 9.2, 96 x 50257 bfloat16 13.2 / 13.0; on 16
+# blocks of 256 threads 64 x 50257 float32 14.6 / 13.3, 64 x 128256 bfloat16
+# 19.4 / 15.4, 80 x 128256 bfloat16 20.4 / 17.6. From 100 rows the fold on one
+# block leads: 100 x 50257 float32 17.4 against C = 16's 18.0, 104 x 50257
+# bfloat16 13.2 against C = 8's 13.6, 112 x 50257 bfloat16 13.3 against 14.0
+# (though rows in registers gained there: 104 x 32000 float32 11.8 / 11.4,
+# 100 x 16400 log_softmax 9.2 / 8.4), so the bound is 0.75 an SM (99 rows on
+# 132 SMs), set after the last device call: rows of 99-105 take the launches
+# of before again. The gradients' layouts of these rows offer no C = 1, so no
+# gradient launch changed (24360 plans on the tests' made-up H100 and small
+# GPU). The H100 sweep of 2026-11-22 behind the old bound of 64 rows,
 # with the kernels of then (clean L2; scripts/sweep_configs.py), float32 at N =
 # 32000: 128 rows C = 1 82% of copy, best cluster 69%; 64 rows 70% against 66%;
 # not measured again on the H100.
 SPLIT_BLOCK_ROWS = 64
-SPLIT_BLOCK_ROWS_PER_SM = 0.8
+SPLIT_BLOCK_ROWS_PER_SM = 0.75
 SPLIT_FEW_ROWS_CLUSTER = 8
+SPLIT_FEW_ROWS_WIDE_BLOCK = 256
 # Rows no block holds, with at least SPLIT_BLOCK_ROWS rows: the smallest C
 # whose blocks fit SPLIT_BLOCKS_PER_SM to an SM where any does (a block that
 # fills an SM waits alone on its cluster's barrier). H100, 2026-11-23
@@ -1224,8 +1235,8 @@ class Planner:
                 if roomy := [launch for launch in launches if resident[launch] >= floor]:
                     launches = roomy
                     break
-        one_block = any(launch.knobs[-1] == 1 for launch in launches)
-        best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts, one_block))
+        launches = self.few_rows_cuts(m, launches, pair)
+        best = min(launches, key=lambda launch: self._cluster_rank(m, launch, facts))
         return self._grid_launch(v, m, chunks, pair, layout, best, facts, op) or self.plain_block(v, best, facts, op)
 
     @staticmethod
@@ -1448,17 +1459,25 @@ class Planner:
         return ([launch for launch in fits if resident[launch] >= BACKWARD_BLOCKS_PER_SM]
                 or [launch for launch in fits if resident[launch] >= BACKWARD_MIN_BLOCKS_PER_SM])
 
-    def _cluster_rank(self, m, launch, facts, one_block: bool):
-        """Smaller is better (see SPLIT_ROWS_PER_SM, SPLIT_BLOCK_ROWS and SPLIT_BLOCK_ROWS_PER_SM); one_block: a
-        launch of one block a row is among those ranked."""
+    def few_rows_cuts(self, m: int, launches: list, pair) -> list:
+        """The launches the rank chooses among for m rows of a row one block holds (a C = 1 launch among
+        `launches`), from SPLIT_BLOCK_ROWS rows to fewer than the SMs: the C = 1 launch alone from
+        SPLIT_BLOCK_ROWS_PER_SM rows an SM, or for pairs not measured; else it and the cuts on clusters that
+        SPLIT_FEW_ROWS_CLUSTER and SPLIT_FEW_ROWS_WIDE_BLOCK allow. Other launches as they are."""
+        one = [launch for launch in launches if launch.knobs[-1] == 1]
+        if not one or not SPLIT_BLOCK_ROWS <= m < SPLIT_ROWS_PER_SM * self.device.sms:
+            return launches
+        measured = pair[0] == pair[1] and pair[0].itemsize in (2, 4)
+        if not measured or m >= SPLIT_BLOCK_ROWS_PER_SM * self.device.sms:
+            return one
+        return one + [launch for launch in launches if launch.knobs[-1] > 1 and not launch.smem
+                      and (launch.knobs[-1] <= SPLIT_FEW_ROWS_CLUSTER or launch.block >= SPLIT_FEW_ROWS_WIDE_BLOCK)]
+
+    def _cluster_rank(self, m, launch, facts):
+        """Smaller is better (see SPLIT_ROWS_PER_SM and few_rows_cuts)."""
         c = launch.knobs[-1]
         if m >= SPLIT_ROWS_PER_SM * self.device.sms:
             return (c,)
-        if one_block and m >= SPLIT_BLOCK_ROWS:
-            if c == 1 and m >= SPLIT_BLOCK_ROWS_PER_SM * self.device.sms:
-                return (-INF, c)
-            if c > SPLIT_FEW_ROWS_CLUSTER:
-                return (INF, c)
         resident = self.blocks_per_sm(launch.block, facts(launch.variant, launch.knobs), launch.smem) * self.device.sms
         return (-min(m * c, resident), c)
 

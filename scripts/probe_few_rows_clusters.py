@@ -1,11 +1,12 @@
-"""Probe: rows fewer than the SMs (Planner._cluster_rank: from SPLIT_BLOCK_ROWS rows one block a row wherever one
-holds the row, leaving SMs idle; below, as many blocks as the SMs hold). Times auto's launch against the same
-row's layout cut over every cluster size C its kernels take (Planner.split_cuts: the same logical threads, so the same bits), for softmax,
-log_softmax and scale= (the options twin of each cut), each checked against the float64 reference on a poisoned
-output, then timed in interleaved rounds with a copy of the same bytes. a: the clusters the GPU holds at once (the
-driver's count; 0 where the launch does not loop, C = 1).
+"""Probe: rows fewer than the SMs that one block holds (Planner.few_rows_cuts: one block a row from
+SPLIT_BLOCK_ROWS_PER_SM rows an SM, clusters below; Planner._cluster_rank). Times auto's launch against the same
+row's layout cut over every cluster size C its kernels take (Planner.split_cuts: the same logical threads, so
+the same bits), for softmax, log_softmax and scale= (the options twin of each cut), each checked against the
+float64 reference on a poisoned output, then timed in interleaved rounds with a copy of the same bytes. a: the
+clusters the GPU holds at once (the driver's count; 0 where the launch does not loop, C = 1).
 
-    PYTHONPATH=$PWD python3 scripts/probe_few_rows_clusters.py [--rounds R] [--json F] [--calls softmax,...] MxNxdtype ...
+    PYTHONPATH=$PWD python3 scripts/probe_few_rows_clusters.py [--rounds R] [--json F] [--calls softmax,...] \
+        MxNxdtype ...
 """
 import argparse
 import json
@@ -63,9 +64,9 @@ def main():
                 y.fill(numpy.nan)
                 api.launch_rows(kern, launch, x, y, opts)
                 cupy.cuda.Device().synchronize()
-                err = reference.error_ratio(cupy.asnumpy(y[rows]), want, dt, op, scale)
+                err = reference.error_ratio(cupy.asnumpy(y[rows]), want, dt, op)
                 if not err <= 1:
-                    print(s, label, name, "WRONG", err)
+                    print(f"{m} x {n} {d}", label, name, "WRONG", err)
                     continue
                 fns[name] = lambda kern=kern, launch=launch: api.launch_rows(kern, launch, x, y, opts)
             times = bench.interleaved_ms(fns, rounds=a.rounds)

@@ -55,6 +55,7 @@ ROW_SHAPES = [
     ("n32000_split_row_clusters", 2, 32000, True),
     ("m132_n50257_split_row_shared_memory_part", 132, 50257, False),  # a block folding four logical threads
     ("m106_n50257_split_row_fold", 106, 50257, True),  # the same from SPLIT_BLOCK_ROWS_PER_SM, quick (plain: R = -4)
+    ("m64_n50257_split_row_few_rows_clusters", 64, 50257, False),  # fewer rows: that row over clusters (C = 8, 16)
     ("n50257_split_row_fold_on_clusters", 2, 50257, True),  # the same layout on clusters, `again`
     ("m32_n128256_split_row_grid", 32, 128256, True),  # float32: blocks anywhere on the grid (C = -1, 0), a workspace
     ("m34_n128256_split_row_grid_fold", 34, 128256, False),  # float32 past 33 rows: two logical threads a thread

@@ -34,10 +34,11 @@ SHAPES = [
     # the 8 mask words); float32 past a block (clusters)
     ("n20000_split_row_block_k8_one_pass", 3, 20000),
     ("n50257_split_row_cluster", 2, 50257),
-    # one block a row, S > 0: float32 and float64 past registers, half precision two blocks an SM
+    # one block a row, S > 0: float32 past registers, half precision two blocks an SM (float64: clusters of 16)
     ("m106_n50257_split_row_shared_memory_part", 106, 50257),
-    # fewer rows than 0.8 an SM: the same row's threads over clusters of 8 (planner: SPLIT_BLOCK_ROWS_PER_SM)
-    ("m64_n50257_split_row_clusters_of_8", 64, 50257),
+    # fewer rows than 0.75 an SM: the same row's threads over clusters (planner.few_rows_cuts): half precision 8 of
+    # 256 threads, float32 16 of 256
+    ("m64_n50257_split_row_few_rows_clusters", 64, 50257),
     ("n150001_clusters_of_16", 2, 150_001),  # split_row's largest clusters; two_pass by name
     # float32 past the 33 rows the grid holds at once: log_softmax folds two logical threads a thread there
     ("m34_n128256_split_row_grid_fold", 34, 128256),

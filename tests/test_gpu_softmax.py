@@ -41,8 +41,9 @@ SHAPES = [
     ("n50257_vocab_past_registers", 2, 50257),
     # half precision, one block a row: 512 threads with a shared-memory part, two blocks an SM (SPLIT_TWO_BLOCKS)
     ("m106_n50257_split_row_two_blocks_an_sm", 106, 50257),
-    # fewer rows than 0.8 an SM: the same row's threads over clusters of 8 (planner: SPLIT_BLOCK_ROWS_PER_SM)
-    ("m64_n50257_split_row_clusters_of_8", 64, 50257),
+    # fewer rows than 0.75 an SM: the same row's threads over clusters (planner.few_rows_cuts): half precision 8 of
+    # 256 threads, float32 16 of 256; float64, which no block holds, 16 as before
+    ("m64_n50257_split_row_few_rows_clusters", 64, 50257),
     ("m1_single_row", 1, 2049),
     ("m5000_many_rows", 5000, 67),
 ]

@@ -487,8 +487,8 @@ def split_facts(name, knobs):
                                            # the row's (max, sum) as the grid does (R = -1: no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (23, 128256, (8, -1, 16), 256, 0, 0),  # 368 blocks, 4 resident per SM (from 24 rows: the grid)
-     (106, 32000, (8, 0, 1), 1024, 0, 0),  # rows a block holds, 0.8 an SM and more: no cluster
-     (105, 32000, (8, 1, 8), 128, 0, 0),  # fewer: clusters of at most 8 (SPLIT_FEW_ROWS_CLUSTER)
+     (99, 32000, (8, 0, 1), 1024, 0, 0),  # rows a block holds, 0.75 an SM and more: no cluster
+     (98, 32000, (8, 1, 8), 128, 0, 0),  # fewer: clusters (planner.few_rows_cuts), 8 of 128 threads
      (64, 32000, (8, 1, 8), 128, 0, 0),  # the same from SPLIT_BLOCK_ROWS rows
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: the most blocks, clusters of 16
      (23, 100003, (8, -1, 16), 224, 0, 0),  # no block holds a float32 row: clusters, no fold (from 24 rows: the grid)
@@ -498,7 +498,7 @@ def split_facts(name, knobs):
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "23_rows_cluster16",
-         "106_rows_block_per_row", "105_rows_cluster8", "64_rows_cluster8", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
+         "99_rows_block_per_row", "98_rows_cluster8", "64_rows_cluster8", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -515,8 +515,8 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
      (8192, 40000, F16, (8, -4, 1), 512, 2),  # float16 alike (5000 chunks)
      (8192, 36864, BF16, (8, -4, 1), 512, 1),  # 4608 chunks: 576 threads, which the layout rounds up to 1024
      (8, 50257, BF16, (4, 1, 16), 128, 0),  # few rows: the fold's 2048 logical threads over a cluster of 16
-     (64, 50257, BF16, (4, 1, 8), 256, 0),  # fewer than 0.8 rows an SM, at least SPLIT_BLOCK_ROWS: clusters of 8
-     (106, 50257, BF16, (8, -4, 1), 512, 5),  # 0.8 an SM: one block a row, the fold on two blocks an SM
+     (64, 50257, BF16, (4, 1, 8), 256, 0),  # fewer than 0.75 rows an SM, at least SPLIT_BLOCK_ROWS: clusters of 8
+     (106, 50257, BF16, (8, -4, 1), 512, 5),  # 0.75 an SM and more: one block a row, the fold on two blocks an SM
      (4096, 65536, BF16, (8, 0, 1), 1024, 0),  # 8192 chunks, SPLIT_TWO_BLOCKS' upper bound: registers alone
      (4096, 32000, F32, (8, 0, 1), 1024, 0),  # float32: not taken (SPLIT_TWO_BLOCKS)
      (4096, 16384, BF16, (8, 0, 1), 256, 0)],  # 2048 chunks: 256 threads, several blocks an SM already
@@ -529,6 +529,24 @@ def test_split_row_two_blocks_an_sm_for_long_two_byte_rows(h100, m, n, pair, kno
     launch = h100.plan("split_row", m, n, pair, split_facts)
     assert (launch.knobs, launch.block, int(launch.args[0])) == (knobs, block, extra)
     assert launch.smem == extra * block * 16
+
+
+@pytest.mark.parametrize("m, n, pair, knobs, block", [
+    (64, 50257, BF16, (4, 1, 8), 256),  # a row one block holds, under 0.75 rows an SM: clusters of 8, not 16 of 128
+    (64, 128256, BF16, (4, 1, 16), 256),  # clusters of 16 where their blocks are 256 threads wide
+    (64, 65536, BF16, (8, 1, 8), 128),  # 16 of 64 threads would be the most blocks: 8 of 128
+    (98, 32000, F32, (8, 1, 8), 128),  # the last row count below 0.75 an SM (132 SMs)
+    (99, 32000, F32, (8, 0, 1), 1024),  # 0.75 an SM: one block a row
+    (64, 32000, F64, (8, 1, 1), 1024),  # float64, not measured: one block a row with a shared-memory part
+    (64, 150001, BF16, (8, 1, 1), 1024),  # the clusters keep a shared-memory part, not measured: one block a row
+    (64, 50257, (dtypes.BFLOAT16, dtypes.FLOAT32), (8, 0, 1), 1024),  # two dtypes, not measured: one block a row
+    (63, 32000, F32, (8, 1, 16), 64),  # below SPLIT_BLOCK_ROWS: the most blocks, any clusters
+], ids=["bf16_50257_clusters_of_8", "bf16_128256_clusters_of_16_wide_blocks", "bf16_65536_clusters_of_8",
+        "f32_98_rows_clusters_of_8", "f32_99_rows_block_per_row", "f64_block_per_row", "bf16_150001_block_per_row",
+        "bf16_in_f32_out_block_per_row", "f32_63_rows_clusters_of_16"])
+def test_split_row_rows_a_block_holds_take_clusters_below_0_75_an_sm(h100, m, n, pair, knobs, block):
+    launch = h100.plan("split_row", m, n, pair, split_facts)
+    assert (launch.knobs, launch.block, launch.grid) == (knobs, block, m * knobs[-1])
 
 
 def test_split_row_two_blocks_an_sm_only_for_one_dtype(h100):
