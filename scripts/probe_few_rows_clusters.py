@@ -25,13 +25,14 @@ CALLS = {  # label: (op, scale); scale None: the plain call
 }
 
 
-def cuts(p, m, n, pair, op, options: bool):
+def cuts(p, m, n, pair, op, options: bool, aligned: bool):
     """(label, kernel, launch) for each C the row's split_row layout is cut by, as api.plan finishes a launch
-    (the options twin for calls with options, rounds of the clusters the GPU holds at once)."""
+    (the options twin for calls with options, rounds of the clusters the GPU holds at once). aligned: x's rows
+    start on 16-byte boundaries (a plain call lays out rows of any phase as such: Planner.plain_slots)."""
     dev = cupy.cuda.Device().id
     v = registry.VARIANTS["split_row"]
     facts = api._facts(dev, pair, op)
-    layout = p._split_layout(v, n, p._chunks(n, pair, True), pair, facts, op)
+    layout = p._split_layout(v, n, p._chunks(n, pair, aligned or not options), pair, facts, op)
     for knobs, block, extra, again in p.split_cuts(v, layout, facts):
         launch = p.with_options(v, p._cluster_launch(v, m, knobs, block, extra, again), options)
         kernel = api._loaded(p, launch, dev, pair, op)
@@ -56,10 +57,11 @@ def main():
             ref = reference.log_softmax if op == registry.LOG_SOFTMAX else reference.softmax
             want = ref(host, axis=-1, scale=1.0 if scale is None else scale)
             opts = fused.PLAIN if scale is None else fused.kernel_args(scale, None)
-            kernel, auto = api.plan(dev, "auto", m, n, pair, True, op, scale is not None, True)
+            aligned = api.rows_aligned(x)  # y, empty_like(x), alike
+            kernel, auto = api.plan(dev, "auto", m, n, pair, aligned, op, scale is not None, aligned)
             fns = {"copy": bench.copy_call(x.nbytes)}
             launches = [(f"auto {auto.knobs} b{auto.block} g{auto.grid} r{kernel.num_regs}", kernel, auto),
-                        *cuts(p, m, n, pair, op, scale is not None)]
+                        *cuts(p, m, n, pair, op, scale is not None, aligned)]
             for name, kern, launch in launches:
                 y.fill(numpy.nan)
                 api.launch_rows(kern, launch, x, y, opts)

@@ -28,6 +28,7 @@ def candidates(planner, m, n, pair, chunks, orders=(1,)):
             if threads <= 1024 and threads >= 64:
                 yield planner._cluster_launch(v, m, (k, 1, c), threads, 0)
 
+
 def sampled_case(shape: str):
     """(M, N, dtype, x, y, rows, host) for "MxNxdtype": a fresh random x, an output like it, up to 32 rows spread
     over the batch and their float64 values for the reference."""
