@@ -487,9 +487,7 @@ def split_facts(name, knobs):
                                            # the row's (max, sum) as the grid does (R = -1: no block holds the row)
      (1, 32000, (8, 1, 16), 64, 0, 0),  # the 1024 threads a row of the launch for many rows, over 16 blocks
      (23, 128256, (8, -1, 16), 256, 0, 0),  # 368 blocks, 4 resident per SM (from 24 rows: the grid)
-     (99, 32000, (8, 0, 1), 1024, 0, 0),  # rows a block holds, 0.75 an SM and more: no cluster
-     (98, 32000, (8, 1, 8), 128, 0, 0),  # fewer: clusters (planner.few_rows_cuts), 8 of 128 threads
-     (64, 32000, (8, 1, 8), 128, 0, 0),  # the same from SPLIT_BLOCK_ROWS rows
+     (99, 32000, (8, 0, 1), 1024, 0, 0),  # rows a block holds, 0.75 an SM and more: no cluster (fewer: the test below)
      (63, 32000, (8, 1, 16), 64, 0, 0),  # below SPLIT_BLOCK_ROWS: the most blocks, clusters of 16
      (23, 100003, (8, -1, 16), 224, 0, 0),  # no block holds a float32 row: clusters, no fold (from 24 rows: the grid)
      (8, 16384, (8, 0, 1), 512, 0, 0),  # rows of SPLIT_CLUSTER_MIN_CHUNKS chunks: no cluster, no fold
@@ -498,7 +496,7 @@ def split_facts(name, knobs):
      (1, 65536, (4, 1, 16), 256, 0, 1)],  # the 4096 logical threads of the launch for many rows, in registers
     ids=["n1024_block_per_row", "n2048_four_chunks_a_thread", "n4096_eight_chunks_a_thread",
          "long_rows_registers_plus_smem", "few_rows_cluster16", "one_row_cluster16", "23_rows_cluster16",
-         "99_rows_block_per_row", "98_rows_cluster8", "64_rows_cluster8", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
+         "99_rows_block_per_row", "63_rows_cluster16", "23_long_rows_cluster16", "8_rows_64KB_no_cluster",
          "8_rows_past_64KB_cluster", "many_rows_past_64KB_rounded_threads", "one_row_shared_memory_part_cluster16"],
 )
 def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knobs, block, extra, again):
@@ -515,13 +513,12 @@ def test_split_row_block_per_row_for_many_rows_clusters_for_few(h100, m, n, knob
      (8192, 40000, F16, (8, -4, 1), 512, 2),  # float16 alike (5000 chunks)
      (8192, 36864, BF16, (8, -4, 1), 512, 1),  # 4608 chunks: 576 threads, which the layout rounds up to 1024
      (8, 50257, BF16, (4, 1, 16), 128, 0),  # few rows: the fold's 2048 logical threads over a cluster of 16
-     (64, 50257, BF16, (4, 1, 8), 256, 0),  # fewer than 0.75 rows an SM, at least SPLIT_BLOCK_ROWS: clusters of 8
      (106, 50257, BF16, (8, -4, 1), 512, 5),  # 0.75 an SM and more: one block a row, the fold on two blocks an SM
      (4096, 65536, BF16, (8, 0, 1), 1024, 0),  # 8192 chunks, SPLIT_TWO_BLOCKS' upper bound: registers alone
      (4096, 32000, F32, (8, 0, 1), 1024, 0),  # float32: not taken (SPLIT_TWO_BLOCKS)
      (4096, 16384, BF16, (8, 0, 1), 256, 0)],  # 2048 chunks: 256 threads, several blocks an SM already
     ids=["bf16_50257_two_blocks_an_sm", "f16_40000_two_blocks_an_sm", "bf16_36864_rounded_block_two_blocks_an_sm",
-         "bf16_50257_few_rows_fold_clusters", "bf16_50257_64_rows_fold_clusters_of_8",
+         "bf16_50257_few_rows_fold_clusters",
          "bf16_50257_106_rows_two_blocks_an_sm",
          "bf16_65536_registers", "f32_32000_registers", "bf16_16384_registers"],
 )
@@ -540,10 +537,9 @@ def test_split_row_two_blocks_an_sm_for_long_two_byte_rows(h100, m, n, pair, kno
     (64, 32000, F64, (8, 1, 1), 1024),  # float64, not measured: one block a row with a shared-memory part
     (64, 150001, BF16, (8, 1, 1), 1024),  # the clusters keep a shared-memory part, not measured: one block a row
     (64, 50257, (dtypes.BFLOAT16, dtypes.FLOAT32), (8, 0, 1), 1024),  # two dtypes, not measured: one block a row
-    (63, 32000, F32, (8, 1, 16), 64),  # below SPLIT_BLOCK_ROWS: the most blocks, any clusters
 ], ids=["bf16_50257_clusters_of_8", "bf16_128256_clusters_of_16_wide_blocks", "bf16_65536_clusters_of_8",
         "f32_98_rows_clusters_of_8", "f32_99_rows_block_per_row", "f64_block_per_row", "bf16_150001_block_per_row",
-        "bf16_in_f32_out_block_per_row", "f32_63_rows_clusters_of_16"])
+        "bf16_in_f32_out_block_per_row"])
 def test_split_row_rows_a_block_holds_take_clusters_below_0_75_an_sm(h100, m, n, pair, knobs, block):
     launch = h100.plan("split_row", m, n, pair, split_facts)
     assert (launch.knobs, launch.block, launch.grid) == (knobs, block, m * knobs[-1])
