@@ -76,4 +76,7 @@ if __name__ == "__main__":
     if len(args) < 2:
         sys.exit(__doc__)
     paths = [os.path.abspath(tree) for tree in args]
-    main({os.path.basename(path): path for path in paths}, rounds, cases)
+    trees = {os.path.basename(path): path for path in paths}
+    if len(trees) < len(paths):  # a tree is named by its folder: two of one name would share one column
+        sys.exit(f"two trees share a folder name: {' '.join(paths)}")
+    main(trees, rounds, cases)

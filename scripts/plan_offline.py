@@ -5,7 +5,10 @@ occupancy rule (warps of 256-register granules, in whole quarters of the SM). It
 before any device time is spent on it (session 59: late y on 2-byte clusters moved 55000-65536 bfloat16 rows from
 (4, 1, 8) to (4, 1, 4), which a GPU run of 4096 x 65536 then confirmed: docs/perf/late-y-prefetch-s59-h200.txt).
 
-    PYTHONPATH=$PWD python3 scripts/plan_offline.py [--op log_softmax_backward] MxNxdtype ...
+    PYTHONPATH=$PWD python3 scripts/plan_offline.py [--op log_softmax_backward] [--call plain|scale|where] MxNxdtype ...
+
+--call scale: a call with scale= (the options twins); where: with where=, its mask's rows at x's 16-byte phase
+where x's rows start on 16-byte boundaries (a contiguous (M, N) or (N,) mask of N a whole number of x's chunks).
 """
 import argparse
 import functools
@@ -48,14 +51,18 @@ def facts(name, knobs, pair, op) -> KernelFacts:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--op", default=registry.SOFTMAX, choices=(*registry.FORWARD, *registry.BACKWARD))
+    parser.add_argument("--call", default="plain", choices=("plain", "scale", "where"))
     parser.add_argument("shapes", nargs="+", metavar="MxNxdtype")
     args = parser.parse_args()
     planner = Planner(HOPPER)
     for shape in args.shapes:
         m, n, name = shape.split("x")
         pair = (dtypes.parse(name),) * 2
-        launch = planner.plan("auto", int(m), int(n), pair, lambda v, k: facts(v, k, pair, args.op), op=args.op)
-        print(f"{shape} {args.op}: {launch.variant}{launch.knobs} grid {launch.grid} block {launch.block} "
+        aligned = int(n) * pair[0].itemsize % 16 == 0  # a contiguous x's rows (and the mask's, of one byte)
+        launch = planner.plan("auto", int(m), int(n), pair, lambda v, k: facts(v, k, pair, args.op), aligned=aligned,
+                              op=args.op, fused=args.call != "plain", y_aligned=aligned,
+                              masked=args.call == "where", mask_direct=aligned)
+        print(f"{shape} {args.op} {args.call}: {launch.variant}{launch.knobs} grid {launch.grid} block {launch.block} "
               f"smem {launch.smem}")
 
 
