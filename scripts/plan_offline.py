@@ -54,6 +54,8 @@ def main():
     parser.add_argument("--call", default="plain", choices=("plain", "scale", "where"))
     parser.add_argument("shapes", nargs="+", metavar="MxNxdtype")
     args = parser.parse_args()
+    if args.call != "plain" and args.op in registry.BACKWARD:
+        parser.error("--call scale|where: the gradients take no options")
     planner = Planner(HOPPER)
     for shape in args.shapes:
         m, n, name = shape.split("x")

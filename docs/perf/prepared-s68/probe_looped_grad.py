@@ -1,0 +1,92 @@
+"""Prototype probe (session 67): looped_grad.cu beside this file (a block a row, the row read twice: Inductor's
+`triton_red` layout) against auto's gradient, on the 4096-row shapes torch.compile leads.
+
+--build: compile every instantiation below for sm_90 and sm_80 with NVRTC and print ptxas' registers and spills
+(no GPU needed). Else, on the GPU: each (K, threads) is checked against the float64 reference on a poisoned dx
+(scripts/sweep_backward.py's Case), then timed interleaved with auto and a copy of the 3 M N bytes
+(bench.interleaved_ms, L2 flushed), three rounds; grids of 1, 2 and 4 times the blocks resident, and a block a row.
+
+    PYTHONPATH=$PWD python3 docs/perf/prepared-s68/probe_looped_grad.py [--build] [--op log_softmax_backward]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import cupy
+
+from cupysoftmax import api, bench, dtypes, loader
+from cupysoftmax import variants as registry
+from cupysoftmax.planner import Launch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from sweep_backward import Case  # noqa: E402
+
+SOURCE = Path(__file__).with_name("looped_grad.cu")
+SHAPES = [(4096, 16384, "float16"), (4096, 16384, "bfloat16"), (4096, 8192, "float32"), (4096, 4096, "float32"),
+          (4096, 1024, "float32")]
+CUTS = [(1, 1024), (2, 1024), (2, 512), (4, 512), (4, 256)]  # (K chunks a thread a tile, threads)
+ROUNDS = (1, 2, 4)
+
+
+def code() -> str:
+    """looped_grad.cu with kernels/common.cuh inlined, as loader.source gives a variant's."""
+    header = (loader.kernel_dir() / loader.HEADER).read_text()
+    return SOURCE.read_text().replace(f'#include "{loader.HEADER}"', header)
+
+
+def expression(dtype, op, k):
+    c = dtypes.CTYPE[dtype]
+    return f"looped_grad<{c}, {c}, {'true' if op == registry.LOG_SOFTMAX_BACKWARD else 'false'}, {k}>"
+
+
+def build():
+    names = sorted({expression(dtypes.parse(d), op, k) for _, _, d in SHAPES for op in registry.BACKWARD
+                    for k, _ in CUTS})
+    for arch in ("sm_90", "sm_80"):
+        lowered, log = loader._nvrtc_compile(code(), str(SOURCE), names, arch)
+        reports = loader._parse_ptxas(log)
+        for name in names:
+            print(arch, name, reports[lowered[name]])
+
+
+def main(op):
+    dev = cupy.cuda.Device().id
+    p = api.planner(dev)
+    module = cupy.RawModule(code=code(), options=loader.OPTIONS,
+                            name_expressions=[expression(dtypes.parse(d), op, k) for _, _, d in SHAPES
+                                              for k, _ in CUTS])
+    print(op)
+    for m, n, name in SHAPES:
+        dtype = dtypes.parse(name)
+        case = Case(m, n, dtype, op)
+        kernel, auto = api.plan(dev, "auto", m, n, (dtype, dtype), api.rows_aligned(case.y), op)
+        calls = {f"auto {auto.variant}{auto.knobs} b{auto.block} g{auto.grid}": case.call(kernel, auto)}
+        for k, threads in CUTS:
+            f = module.get_function(expression(dtype, op, k))
+            resident = p.blocks_per_sm(threads, loader.facts_of(f), 0) * p.device.sms
+            for grid in sorted({min(m, r * resident) for r in ROUNDS} | {m}):
+                launch = Launch("looped_grad", (k,), grid, threads, 0)
+                err = case.check(f, launch)
+                if bool(cupy.isnan(case.dx).any()):  # the sample rows aside, a row the loop left unwritten
+                    err = float("inf")
+                label = f"K={k} b{threads} r{f.num_regs} g{grid}"
+                if err <= 1:
+                    calls[label] = case.call(f, launch)
+                else:
+                    print(f"   {label}: check FAILED, error {err:.2f} x tolerance", flush=True)
+        calls["copy"] = bench.copy_call(3 * m * n * dtype.itemsize // 2)
+        times = bench.interleaved_ms(calls, repeat=60, rounds=3)
+        print(f"{m} x {n} {name}", flush=True)
+        for label, ms in times.items():
+            print(f"   {label:<40} {ms * 1e3:8.1f} us {100 * times['copy'] / ms:5.0f}% of copy" if not
+                  isinstance(ms, Exception) else f"   {label:<40} failed: {ms}", flush=True)
+        case.close()
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", action="store_true")
+    ap.add_argument("--op", default=registry.SOFTMAX_BACKWARD, choices=registry.BACKWARD)
+    a = ap.parse_args()
+    build() if a.build else main(a.op)
