@@ -2,10 +2,10 @@
 that loop over rows. The kernel already walks rows by the grid (kernels/split_row.cu, split_row_backward: row +=
 gridDim.x / C), so a block's row and its bits do not change with the grid; only how many rows a block takes in turn
 does. torch.compile leads these shapes by 0.6-5.5% (docs/PERFORMANCE.md, sixty-seventh); this asks whether blocks
-that stay resident and loop, as Inductor's do not either, recover any of it before a kernel of its own is written.
+that stay resident and loop over rows recover any of it, before a kernel of its own is written.
 
 For each shape: auto's launch, then the same kernel and block on P times the blocks the GPU holds at once
-(Planner.blocks_per_sm on the kernel's registers), for P in ROUNDS, each checked against the float64 reference on a
+(the driver's occupancy count), for P in ROUNDS, each checked against the float64 reference on a
 poisoned dx (scripts/sweep_backward.py's Case), then all timed interleaved with a copy of the 3 M N bytes
 (bench.interleaved_ms, L2 flushed) in three rounds.
 
@@ -16,7 +16,7 @@ import dataclasses
 
 import cupy
 
-from cupysoftmax import api, bench, dtypes, loader
+from cupysoftmax import api, bench, dtypes
 from cupysoftmax import variants as registry
 from sweep_backward import Case  # scripts/, this file's folder
 
@@ -44,7 +44,9 @@ def main():
         if auto.variant != "split_row" or auto.knobs[-1] != 1 or auto.workspace:
             print("   not a one-block launch: skipped")
             continue
-        resident = p.blocks_per_sm(auto.block, loader.facts_of(kernel), auto.smem) * p.device.sms
+        # the driver's count, as api.plan takes it for cooperative grids
+        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, auto.block, auto.smem)
+        resident = per_sm * p.device.sms
         launches = {f"auto grid {auto.grid}": auto}
         for rounds in ROUNDS:
             if rounds * resident < m:
