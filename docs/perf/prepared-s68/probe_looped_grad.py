@@ -63,7 +63,8 @@ def main(op):
         calls = {f"auto {auto.variant}{auto.knobs} b{auto.block} g{auto.grid}": case.call(kernel, auto)}
         for k, threads in CUTS:
             f = module.get_function(expression(dtype, op, k))
-            resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, threads, 0) * p.device.sms
+            per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, threads, 0)
+            resident = per_sm * p.device.sms
             for grid in sorted({min(m, r * resident) for r in ROUNDS} | {m}):
                 launch = Launch("looped_grad", (k,), grid, threads, 0)
                 err = case.check(f, launch)
