@@ -2,7 +2,9 @@
 `triton_red` layout) against auto's gradient, on the 4096-row shapes torch.compile leads.
 
 --build: compile every instantiation below for sm_90 and sm_80 with NVRTC and print ptxas' registers and spills
-(no GPU needed). Else, on the GPU: each (K, threads) is checked against the float64 reference on a poisoned dx
+(no GPU needed). At session 67's check all were spill-free but (1, 2, True, 2) float32 softmax_backward on sm_90
+(8 bytes) and (1, 2, *, 2) 2-byte softmax_backward on sm_80 (28 bytes; not a GPU timed here).
+Else, on the GPU: each cut of CUTS is checked against the float64 reference on a poisoned dx
 (scripts/sweep_backward.py's Case), then timed interleaved with auto and a copy of the 3 M N bytes
 (bench.interleaved_ms, L2 flushed), three rounds; grids of 1, 2 and 4 times the blocks resident, and a block a row.
 
@@ -24,7 +26,9 @@ from sweep_backward import Case  # noqa: E402
 SOURCE = Path(__file__).with_name("looped_grad.cu")
 SHAPES = [(4096, 16384, "float16"), (4096, 16384, "bfloat16"), (4096, 8192, "float32"), (4096, 4096, "float32"),
           (4096, 1024, "float32"), (4096, 16383, "float16")]  # the last: rows off 16-byte boundaries
-CUTS = [(1, 1024), (2, 1024), (2, 512), (4, 512), (4, 256)]  # (K chunks a thread a tile, threads)
+# (K pass 2's chunks a thread a tile, K1 pass 1's, PF the next row's L2 prefetch, MINB blocks an SM, threads)
+CUTS = [(1, 1, False, 1, 1024), (1, 2, False, 2, 1024), (1, 2, True, 2, 1024), (2, 2, False, 1, 512),
+        (4, 4, False, 1, 256)]
 ROUNDS = (1, 2, 4)
 
 
@@ -34,14 +38,14 @@ def code() -> str:
     return SOURCE.read_text().replace(f'#include "{loader.HEADER}"', header)
 
 
-def expression(dtype, op, k):
-    c = dtypes.CTYPE[dtype]
-    return f"looped_grad<{c}, {c}, {'true' if op == registry.LOG_SOFTMAX_BACKWARD else 'false'}, {k}>"
+def expression(dtype, op, k, k1, pf, minb):
+    c, log = dtypes.CTYPE[dtype], op == registry.LOG_SOFTMAX_BACKWARD
+    return f"looped_grad<{c}, {c}, {str(log).lower()}, {k}, {k1}, {str(pf).lower()}, {minb}>"
 
 
 def build():
-    names = sorted({expression(dtypes.parse(d), op, k) for _, _, d in SHAPES for op in registry.BACKWARD
-                    for k, _ in CUTS})
+    names = sorted({expression(dtypes.parse(d), op, *cut[:-1]) for _, _, d in SHAPES for op in registry.BACKWARD
+                    for cut in CUTS})
     for arch in ("sm_90", "sm_80"):
         lowered, log = loader._nvrtc_compile(code(), str(SOURCE), names, arch)
         reports = loader._parse_ptxas(log)
@@ -52,25 +56,24 @@ def build():
 def main(op):
     dev = cupy.cuda.Device().id
     p = api.planner(dev)
-    module = cupy.RawModule(code=code(), options=loader.OPTIONS,
-                            name_expressions=[expression(dtypes.parse(d), op, k) for _, _, d in SHAPES
-                                              for k, _ in CUTS])
+    names = sorted({expression(dtypes.parse(d), op, *cut[:-1]) for _, _, d in SHAPES for cut in CUTS})
+    module = cupy.RawModule(code=code(), options=loader.OPTIONS, name_expressions=names)
     print(op)
     for m, n, name in SHAPES:
         dtype = dtypes.parse(name)
         case = Case(m, n, dtype, op)
         kernel, auto = api.plan(dev, "auto", m, n, (dtype, dtype), api.rows_aligned(case.y), op)
         calls = {f"auto {auto.variant}{auto.knobs} b{auto.block} g{auto.grid}": case.call(kernel, auto)}
-        for k, threads in CUTS:
-            f = module.get_function(expression(dtype, op, k))
+        for *cut, threads in CUTS:
+            f = module.get_function(expression(dtype, op, *cut))
             per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, threads, 0)
             resident = per_sm * p.device.sms
             for grid in sorted({min(m, r * resident) for r in ROUNDS} | {m}):
-                launch = Launch("looped_grad", (k,), grid, threads, 0)
+                launch = Launch("looped_grad", tuple(cut), grid, threads, 0)
                 err = case.check(f, launch)
                 if bool(cupy.isnan(case.dx).any()):  # the sample rows aside, a row the loop left unwritten
                     err = float("inf")
-                label = f"K={k} b{threads} r{f.num_regs} g{grid}"
+                label = f"{tuple(cut)} b{threads} r{f.num_regs} g{grid}"
                 if err <= 1:
                     calls[label] = case.call(f, launch)
                 else:
