@@ -218,7 +218,13 @@ SPLIT_ROWS_PER_SM = 1
 # (though rows in registers gained there: 104 x 32000 float32 11.8 / 11.4,
 # 100 x 16400 log_softmax 9.2 / 8.4), so the bound is 0.75 an SM (99 rows on
 # 132 SMs), set after the last device call: rows of 99-105 take the launches
-# of before again. The gradients' layouts of these rows offer no C = 1, so no
+# of before again. Checked at 92-98 rows (H200, 2026-12-04,
+# docs/perf/few-rows-bound-s67-h200.txt), before / after, us: 2-byte rows of
+# 50257 on C = 8 gain at 92 rows (13.1 / 11.3), 0.3 at 93, and from 94 tie or
+# lose up to 0.7 (98 x 50257 float16 log_softmax 12.0 / 12.7: the clusters
+# seem to go in two waves); float32 rows of 32000 and bfloat16 of 128256 still
+# gain 0.3-1.0 there (96 x 32000 log_softmax 11.9 / 10.9), so 0.75 stays.
+# The gradients' layouts of these rows offer no C = 1, so no
 # gradient launch changed (24360 plans on the tests' made-up H100 and small
 # GPU). The H100 sweep of 2026-11-22 behind the old bound of 64 rows,
 # with the kernels of then (clean L2; scripts/sweep_configs.py), float32 at N =
