@@ -585,10 +585,13 @@ __device__ __forceinline__ void split_row_backward(const T* __restrict__ y, cons
     // auto each side (PERFORMANCE.md, "sixty-third"), us, bfloat16: 8192 x 50257 668.5 -> 615.1 (87% -> 95% of
     // copy; registers 48 -> 52 move it from (4, 1, 4) on 416 threads to (4, 1, 8) on 224), 4096 x 16383 110.4 ->
     // 95.7 (one block), 128 x 50257 16.6 -> 15.0. Clusters of 16 keep the element path: there the registers alone
-    // lost (32 x 128256, whole chunks, 10.5 -> 11.9 on the same launch). So does log_softmax's gradient: its R = 1
-    // kernel's registers set the layout its late-y twin runs on, and the twin lost on the moved one (8192 x 50257
-    // 629.9 -> 633.9, session 62).
-    constexpr bool kPartWords = !LOG && C < 16;
+    // lost (32 x 128256, whole chunks, 10.5 -> 11.9 on the same launch). log_softmax's gradient takes it on one
+    // block only: on clusters its R = 1 kernel's registers set the layout its late-y twin runs on, and the twin lost
+    // on the moved one (8192 x 50257 629.9 -> 633.9, session 62). On one block no plan moves (plan_offline.py over
+    // the suite), registers go 55 -> 48, and on the same launch, us: 4096 x 16383 float16 112.9 -> 96.7 (85% -> 99%
+    // of copy), bfloat16 111.9 -> 96.6, 4096 x 4095 bfloat16 30.8 -> 27.7; whole rows level (PERFORMANCE.md,
+    // "sixty-eighth").
+    constexpr bool kPartWords = C < 16 && (!LOG || C == 1);
     __shared__ A warp_sums[2][32];  // RowTree's, double-buffered by row parity
     __shared__ A group_sums[2][Tree::kGroups];
     const int row_blocks = C ? C : blocks;  // a row's (C a constant: the cluster kernels' code as before the grid's)
