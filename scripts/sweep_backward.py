@@ -87,7 +87,8 @@ def main(shapes, op):
                 continue
             kernel = api._loaded(p, Launch("split_row", knobs, 1, 32, 0), dev, pair, op)
             threads = _round_up(_ceil_div(_ceil_div(chunks, c), k), 32)
-            if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or (k > 2 and threads < 128):
+            small = k > 2 and threads < 128 and (knobs, threads) != (picked.knobs, picked.block)  # auto's kept
+            if threads > min(1024, loader.facts_of(kernel).max_threads // 32 * 32) or small:
                 continue
             planned = Launch("split_row", knobs, m * c, threads, 0, unit=c)
             launch = p.persistent(planned, api._active_clusters(kernel, planned, op), op)  # the grid api.plan gives
