@@ -32,7 +32,9 @@ def main(folder: str, words) -> int:
         m, n, dtype = int(m), int(n), dtypes.parse(name)
         pair = (dtype, dtype)
         case = Case(m, n, dtype, op)
-        new, launch = api.plan(dev, "auto", m, n, pair, api.rows_aligned(case.y), op)
+        # dx's rows' alignment too, as gradients.py passes it: it lets warp_rows take its whole-chunk twin (O = -1)
+        new, launch = api.plan(dev, "auto", m, n, pair, api.rows_aligned(case.y), op,
+                               y_aligned=api.rows_aligned(case.dx))
         kernels = {"new": new, tag: raised(compiled_from(old, launch.variant, pair, launch.knobs, op), launch)}
         calls = {"copy": bench.copy_call(3 * m * n * dtype.itemsize // 2)}
         for label, kernel in kernels.items():

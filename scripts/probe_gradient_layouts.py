@@ -7,9 +7,13 @@ Each candidate is warp_rows' `_backward` kernel from the registry (loader.functi
 reference on sample rows (a NaN-poisoned dx, the gradient tests' scale), then timed interleaved with a copy of the
 gradient's 3 M N bytes and torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred, and timed
 beside them where it is another variant. One line a candidate: knobs, threads, registers, us, % of copy, error ratio.
-Usage: python scripts/probe_gradient_layouts.py [M:N:dtype:op ...]   (default: SHAPES; op softmax_backward or
-log_softmax_backward)
+With --grids, the planner's warp_rows launch also runs on grids of P = 1, 2 and 4 times the blocks resident
+(SMs x blocks an SM by threads and registers), each block looping over row groups (the kernel walks them by
+gridDim.x): the same rows a warp, so the same bits.
+Usage: python scripts/probe_gradient_layouts.py [--grids] [M:N:dtype:op ...]   (default: SHAPES; op
+softmax_backward or log_softmax_backward)
 """
+import dataclasses
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,6 +30,16 @@ SHAPES = [f"{m}:{n}:{dt}:{op}" for m, n, dt in ((262144, 32, "float32"), (262144
                                                 (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"))
           for op in (registry.SOFTMAX_BACKWARD, registry.LOG_SOFTMAX_BACKWARD)]
 THREADS = (128, 256, 512)
+ROUNDS = (1, 2, 4)  # --grids: P x the blocks resident
+
+
+def resident_blocks(kernel, threads: int) -> int:
+    """Blocks of `threads` the GPU holds at once by warps and registers (no shared memory): 64 warps and 64 K
+    registers an SM, registers given out 256 to a warp."""
+    warps = threads // 32
+    per_warp = _ceil_div(kernel.num_regs * 32, 256) * 256
+    per_sm = min(32, 64 // warps, 65536 // (warps * per_warp))
+    return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
 def layouts(n, dtype):
@@ -34,7 +48,7 @@ def layouts(n, dtype):
     return [(g, k) for g, k in registry.WARP_ROWS_LAYOUTS if chunks <= g * k < 2 * chunks]
 
 
-def main(specs):
+def main(specs, grids=False):
     import torch
 
     dev = cupy.cuda.Device().id
@@ -68,6 +82,10 @@ def main(specs):
                                    for t in THREADS if t <= kernel.max_threads_per_block]
         if picked.variant != "warp_rows":
             candidates.append((own, picked))
+        elif grids:
+            blocks = resident_blocks(own, picked.block)
+            candidates += [(own, dataclasses.replace(picked, grid=p * blocks)) for p in ROUNDS
+                           if p * blocks < picked.grid]
         strides = (n, n, n)
         for kernel, launch in candidates:
             call = lambda kernel=kernel, launch=launch: api.run(kernel, launch, (y, dy, dx, m, n, *strides, *launch.args))  # noqa: E731
@@ -76,7 +94,10 @@ def main(specs):
             cupy.cuda.Device().synchronize()
             err = reference.error_ratio(cupy.asnumpy(dx[rows]), expected, dtype, op, scale)
             same = (picked.variant, picked.knobs, picked.block) == (launch.variant, launch.knobs, launch.block)
-            label = f"{'*' if same else ' '} {'' if launch.variant == 'warp_rows' else launch.variant + ' '}{launch.knobs} {launch.block}"
+            looping = same and launch.grid != picked.grid
+            named = "" if launch.variant == "warp_rows" else launch.variant + " "
+            label = (f"{'*' if same and not looping else ' '} {named}{launch.knobs} {launch.block}"
+                     + (f" g{launch.grid}" if looping else ""))
             fns[label] = call
             notes[label] = f"regs {kernel.num_regs:>3}  err {err:.3f}"
         times = bench.interleaved_ms(fns, repeat=30, rounds=3)
@@ -90,4 +111,6 @@ def main(specs):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or SHAPES)
+    args = sys.argv[1:]
+    with_grids = args[:1] == ["--grids"]
+    main(args[with_grids:] or SHAPES, with_grids)
