@@ -1,4 +1,4 @@
-"""Evidence for the gradients' warp_rows launches: every (G, K) that holds a row of y and dy, at 128, 256 and 512
+"""Evidence for the gradients' warp_rows launches: every (G, K) that holds a row of y and dy, at 64, 128, 256 and 512
 threads, on the kernel of any phase (O = 0) and, where the rows are whole chunks, its twin on whole chunks (O = -1),
 against torch's own gradient kernels (torch._softmax_backward_data / _log_softmax_backward_data) and torch.compile's
 (the suite's provider: Inductor's fused kernel of the gradient written out).
@@ -29,7 +29,7 @@ SHAPES = [f"{m}:{n}:{dt}:{op}" for m, n, dt in ((262144, 32, "float32"), (262144
                                                 (262144, 100, "float32"), (4096, 256, "float32"),
                                                 (4096, 256, "bfloat16"), (4096, 1024, "bfloat16"))
           for op in (registry.SOFTMAX_BACKWARD, registry.LOG_SOFTMAX_BACKWARD)]
-THREADS = (128, 256, 512)
+THREADS = (64, 128, 256, 512)
 ROUNDS = (1, 2, 4)  # --grids: P x the blocks resident
 
 
