@@ -7,9 +7,9 @@ Each candidate is warp_rows' `_backward` kernel from the registry (loader.functi
 reference on sample rows (a NaN-poisoned dx, the gradient tests' scale), then timed interleaved with a copy of the
 gradient's 3 M N bytes and torch (bench.interleaved_ms, L2 flushed). The planner's own launch is starred, and timed
 beside them where it is another variant. One line a candidate: knobs, threads, registers, us, % of copy, error ratio.
-With --grids, the planner's warp_rows launch also runs on grids of P = 1, 2 and 4 times the blocks resident
-(SMs x blocks an SM by threads and registers), each block looping over row groups (the kernel walks them by
-gridDim.x): the same rows a warp, so the same bits.
+With --grids, the planner's warp_rows launch also runs on grids of P = 1, 2 and 4 times the blocks resident (the
+driver's occupancy count), each block looping over row groups (the kernel walks them by gridDim.x): the same rows
+a warp, so the same bits.
 Usage: python scripts/probe_gradient_layouts.py [--grids] [M:N:dtype:op ...]   (default: SHAPES; op
 softmax_backward or log_softmax_backward)
 """
@@ -33,12 +33,9 @@ THREADS = (64, 128, 256, 512)
 ROUNDS = (1, 2, 4)  # --grids: P x the blocks resident
 
 
-def resident_blocks(kernel, threads: int) -> int:
-    """Blocks of `threads` the GPU holds at once by warps and registers (no shared memory): 64 warps and 64 K
-    registers an SM, registers given out 256 to a warp."""
-    warps = threads // 32
-    per_warp = _ceil_div(kernel.num_regs * 32, 256) * 256
-    per_sm = min(32, 64 // warps, 65536 // (warps * per_warp))
+def resident_blocks(kernel, launch) -> int:
+    """Blocks of the launch the GPU holds at once (the driver's occupancy count, all SMs)."""
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, launch.block, launch.smem)
     return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
@@ -83,7 +80,7 @@ def main(specs, grids=False):
         if picked.variant != "warp_rows":
             candidates.append((own, picked))
         elif grids:
-            blocks = resident_blocks(own, picked.block)
+            blocks = resident_blocks(own, picked)
             candidates += [(own, dataclasses.replace(picked, grid=p * blocks)) for p in ROUNDS
                            if p * blocks < picked.grid]
         strides = (n, n, n)

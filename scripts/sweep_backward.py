@@ -7,7 +7,8 @@ holds, where rows are at least twice them: Planner.persistent), checked against 
 float64 reference on sample rows and timed with bench.median_ms; the planner's
 pick is starred. One line a
 candidate: knobs (K, R, C) (R = 1: the gradients fold no rows; R = 2: log_softmax's late-y twin), threads,
-registers, time, % of copy, error ratio.
+registers, time, % of copy, error ratio. Cuts of K > 2 on fewer than 128 threads are left out, except the
+planner's own pick (4096 x 2047 float16 runs (4, 1, 1) on 96).
 Usage: python scripts/sweep_backward.py [--op log_softmax_backward] [M N dtype]...   (default: softmax_backward on
 the shapes below)
 """
